@@ -1,0 +1,574 @@
+//! Loading the catalog from disk: every file parsed, every cross-reference checked, every
+//! error named with its file, line and column and what was expected.
+
+use super::index::CatalogIndex;
+use super::requirements::{Entry, Registry, RequirementFile};
+use super::vector::{Data, Expect, FrameSpec, Num, Part, RejectSpec, Send, Vector};
+use super::{Catalog, LoadedVector};
+use crate::expr::{self, ExprError, Params, PARAM_NAMES};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One problem found while loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<u64>,
+    /// 1-based column, when known.
+    pub column: Option<u64>,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Loading failed; every problem found is listed, not just the first.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the catalog has {} problem(s):\n{}", .0.len(), .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct LoadError(pub Vec<Problem>);
+
+/// Finds `needle` in `text` and returns its 1-based line and column, so semantic errors
+/// point at the offending token even though serde has already discarded positions.
+fn locate(text: &str, needle: &str) -> (Option<u64>, Option<u64>) {
+    match text.find(needle) {
+        Some(off) => {
+            let before = &text[..off];
+            let line = before.matches('\n').count() as u64 + 1;
+            let col = (off - before.rfind('\n').map_or(0, |i| i + 1)) as u64 + 1;
+            (Some(line), Some(col))
+        }
+        None => (None, None),
+    }
+}
+
+struct Sink {
+    problems: Vec<Problem>,
+}
+
+impl Sink {
+    fn at(&mut self, path: &Path, text: &str, needle: &str, message: String) {
+        let (line, column) = locate(text, needle);
+        self.problems.push(Problem {
+            path: path.to_owned(),
+            line,
+            column,
+            message,
+        });
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&mut self, path: &Path, text: &str) -> Option<T> {
+        match serde_saphyr::from_str::<T>(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let loc = e.location();
+                self.problems.push(Problem {
+                    path: path.to_owned(),
+                    line: loc.map(|l| l.line()),
+                    column: loc.map(|l| l.column()),
+                    message: first_line(&e.to_string()),
+                });
+                None
+            }
+        }
+    }
+}
+
+/// serde-saphyr renders a snippet after the message; the report keeps the message line and
+/// the position, which we print ourselves.
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or(s).trim().to_owned()
+}
+
+fn read(sink: &mut Sink, path: &Path) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            sink.problems.push(Problem {
+                path: path.to_owned(),
+                line: None,
+                column: None,
+                message: format!("cannot read: {e}"),
+            });
+            None
+        }
+    }
+}
+
+fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Loads the requirement registry from `dir/requirements/`.
+fn load_requirements(sink: &mut Sink, dir: &Path) -> Registry {
+    let mut reg = Registry::default();
+    let rdir = dir.join("requirements");
+    let files = match yaml_files(&rdir) {
+        Ok(f) => f,
+        Err(e) => {
+            sink.problems.push(Problem {
+                path: rdir,
+                line: None,
+                column: None,
+                message: format!("cannot list the requirement registry: {e}"),
+            });
+            return reg;
+        }
+    };
+    let mut alias_src: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut restates: Vec<(PathBuf, String, String, String)> = Vec::new();
+    for path in files {
+        let Some(text) = read(sink, &path) else {
+            continue;
+        };
+        let Some(file) = sink.parse::<RequirementFile>(&path, &text) else {
+            continue;
+        };
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        if file.document != stem {
+            sink.at(
+                &path,
+                &text,
+                "document:",
+                format!(
+                    "document is {:?} but the file is named {stem}.yaml; expected them to match",
+                    file.document
+                ),
+            );
+        }
+        reg.documents
+            .insert(file.document.clone(), file.title.clone());
+        for r in file.requirements {
+            let is_process = r.testable == super::requirements::Testable::Process;
+            if is_process != r.reason.is_some() {
+                sink.at(
+                    &path,
+                    &text,
+                    &format!("id: {}", r.id),
+                    format!(
+                        "{}: `reason` is required exactly when testable is process",
+                        r.id
+                    ),
+                );
+            }
+            for a in &r.aliases {
+                alias_src.entry(a.clone()).or_default().push(r.id.clone());
+            }
+            for t in &r.restates {
+                restates.push((path.clone(), text.clone(), r.id.clone(), t.clone()));
+            }
+            let id = r.id.clone();
+            let prev = reg.by_id.insert(
+                id.clone(),
+                Entry {
+                    req: r,
+                    document: file.document.clone(),
+                },
+            );
+            if let Some(prev) = prev {
+                sink.at(
+                    &path,
+                    &text,
+                    &format!("id: {id}"),
+                    format!(
+                        "requirement {id} is defined twice (also in {}.yaml)",
+                        prev.document
+                    ),
+                );
+            }
+        }
+    }
+    for (path, text, id, target) in restates {
+        if !reg.by_id.contains_key(&target) {
+            sink.at(
+                &path,
+                &text,
+                &target,
+                format!("{id} restates {target}, which is not a requirement ID"),
+            );
+        }
+    }
+    for (alias, ids) in &alias_src {
+        if reg.by_id.contains_key(alias) {
+            sink.problems.push(Problem {
+                path: rdir.clone(),
+                line: None,
+                column: None,
+                message: format!(
+                    "alias {alias} (on {}) collides with a requirement ID",
+                    ids.join(", ")
+                ),
+            });
+        }
+    }
+    reg.aliases = alias_src;
+    reg
+}
+
+/// Every name set to a harmless value, so expressions can be syntax-checked at load time.
+fn probe_params() -> Params {
+    PARAM_NAMES.iter().map(|&n| (n, 1u64 << 20)).collect()
+}
+
+fn check_num(sink: &mut Sink, path: &Path, text: &str, n: &Num, params: &Params) {
+    if let Num::Expr(s) = n {
+        match expr::eval(s, params) {
+            Ok(_) | Err(ExprError::Range(_)) => {}
+            Err(e) => sink.at(path, text, s, e.to_string()),
+        }
+    }
+}
+
+fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
+    match d {
+        Data::Hex(h) => check_hex(sink, path, text, h),
+        Data::Fill(f) => {
+            match (&f.len, &f.body_len) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => sink.at(
+                    path,
+                    text,
+                    "fill",
+                    "fill needs exactly one of `len` or `body_len`".into(),
+                ),
+            }
+            for n in f.len.iter().chain(&f.body_len) {
+                check_num(sink, path, text, n, p);
+            }
+        }
+        Data::Text(_) | Data::Json(_) => {}
+    }
+}
+
+fn check_hex(sink: &mut Sink, path: &Path, text: &str, h: &str) {
+    let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    if !clean.len().is_multiple_of(2) || !clean.chars().all(|c| c.is_ascii_hexdigit()) {
+        sink.at(
+            path,
+            text,
+            h,
+            format!("hex {h:?}: expected an even number of hex digits"),
+        );
+    }
+}
+
+fn check_frame(sink: &mut Sink, path: &Path, text: &str, f: &FrameSpec, p: &Params) {
+    for n in [
+        &f.version,
+        &f.profile_id,
+        &f.msg_type,
+        &f.flags,
+        &f.ts_unix_ms,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        check_num(sink, path, text, n, p);
+    }
+    for d in [&f.msg_id, &f.payload].into_iter().flatten() {
+        check_data(sink, path, text, d, p);
+    }
+    for x in &f.extensions {
+        check_num(sink, path, text, &x.ext_type, p);
+        check_data(sink, path, text, &x.value, p);
+    }
+    let padded = [&f.msg_id, &f.payload]
+        .into_iter()
+        .flatten()
+        .chain(f.extensions.iter().map(|x| &x.value))
+        .filter(|d| matches!(d, Data::Fill(fl) if fl.body_len.is_some()))
+        .count();
+    if padded > 1 {
+        sink.at(
+            path,
+            text,
+            "body_len",
+            "only one field of a frame may use `body_len`".into(),
+        );
+    }
+}
+
+fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Params) {
+    for part in parts {
+        match part {
+            Part::Hex(h) => check_hex(sink, path, text, h),
+            Part::U32be(n) | Part::Uvarint(n) => check_num(sink, path, text, n, p),
+            Part::Fill(f) => {
+                if f.len.is_none() {
+                    sink.at(path, text, "fill", "a raw fill needs `len`".into());
+                }
+                check_data(sink, path, text, &Data::Fill(f.clone()), p)
+            }
+            Part::Text(_) => {}
+            Part::Frame(f) | Part::Body(f) => check_frame(sink, path, text, f, p),
+            Part::Prefixed(inner) => check_parts(sink, path, text, inner, p),
+        }
+    }
+}
+
+fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    match (&s.frame, &s.raw) {
+        (Some(f), None) => check_frame(sink, path, text, f, p),
+        (None, Some(parts)) => check_parts(sink, path, text, parts, p),
+        _ => sink.at(
+            path,
+            text,
+            "send:",
+            "send needs exactly one of `frame` or `raw`".into(),
+        ),
+    }
+}
+
+fn check_code(sink: &mut Sink, path: &Path, text: &str, code: &str) {
+    if code.parse::<swp_core::ErrorCode>().is_err() {
+        sink.at(
+            path,
+            text,
+            code,
+            format!("{code:?} is not a canonical ERR_* code (see error-codes.md §2)"),
+        );
+    }
+}
+
+fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Vector) {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if v.id != stem {
+        sink.at(
+            path,
+            text,
+            "id:",
+            format!("id {:?} must equal the file name {stem:?}", v.id),
+        );
+    }
+    let dir = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if v.namespace != dir {
+        sink.at(
+            path,
+            text,
+            "namespace:",
+            format!(
+                "namespace {:?} must equal the directory {dir:?}",
+                v.namespace
+            ),
+        );
+    }
+    if !v.id.starts_with(&format!("{}_", v.namespace)) {
+        sink.at(
+            path,
+            text,
+            "id:",
+            format!(
+                "id {:?} must start with the namespace and an underscore",
+                v.id
+            ),
+        );
+    }
+    if v.requirements.is_empty() {
+        sink.at(path, text, "requirements:", "at least one requirement ID is needed: a vector that tests nothing named is not traceable".into());
+    }
+    for r in &v.requirements {
+        if reg.resolve(r).is_none() {
+            sink.at(
+                path,
+                text,
+                r,
+                format!(
+                    "unknown requirement {r:?}: expected an ID or alias from vectors/requirements/"
+                ),
+            );
+        }
+    }
+    if v.methods.is_empty() {
+        sink.at(
+            path,
+            text,
+            "methods:",
+            "at least one method (codec, session) is needed".into(),
+        );
+    }
+    if v.steps.is_empty() {
+        sink.at(path, text, "steps:", "at least one step is needed".into());
+    }
+    let p = probe_params();
+    for c in &v.applies_when.holds {
+        match expr::holds(c, &p) {
+            Ok(_) | Err(ExprError::Range(_)) => {}
+            Err(e) => sink.at(path, text, c, e.to_string()),
+        }
+    }
+    for s in &v.steps {
+        match (&s.send, s.end) {
+            (Some(send), false) => check_send(sink, path, text, send, &p),
+            (None, true) => {}
+            _ => sink.at(
+                path,
+                text,
+                "steps:",
+                "each step needs exactly one of `send` or `end: true`".into(),
+            ),
+        }
+        for n in s.repeat.iter().chain(&s.at_ms) {
+            check_num(sink, path, text, n, &p);
+        }
+        for e in s.expect.as_slice() {
+            match e {
+                Expect::Reject(RejectSpec::Code(c)) => check_code(sink, path, text, c),
+                Expect::Reject(RejectSpec::Full(f)) => {
+                    for r in &f.code_requirements {
+                        if reg.resolve(r).is_none() {
+                            sink.at(
+                                path,
+                                text,
+                                r,
+                                format!("unknown requirement {r:?} in code_requirements"),
+                            );
+                        }
+                    }
+                    check_code(sink, path, text, &f.code);
+                    for c in &f.also {
+                        check_code(sink, path, text, c);
+                    }
+                }
+                Expect::Accept(a) => {
+                    if let Some(f) = &a.fields {
+                        for n in [
+                            &f.version,
+                            &f.profile_id,
+                            &f.msg_type,
+                            &f.flags,
+                            &f.ts_unix_ms,
+                        ]
+                        .into_iter()
+                        .flatten()
+                        {
+                            check_num(sink, path, text, n, &p);
+                        }
+                        for d in [&f.msg_id, &f.payload].into_iter().flatten() {
+                            check_data(sink, path, text, d, &p);
+                        }
+                    }
+                    if let Some(n) = &a.unknown_flags {
+                        check_num(sink, path, text, n, &p);
+                    }
+                }
+                Expect::Silence(s) => check_num(sink, path, text, &s.ms, &p),
+                Expect::Nothing | Expect::Close => {}
+            }
+        }
+    }
+}
+
+/// Loads and checks the whole catalog under `dir` (normally `vectors/`).
+pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
+    let mut sink = Sink {
+        problems: Vec::new(),
+    };
+    let requirements = load_requirements(&mut sink, dir);
+    let index_path = dir.join("catalog-index.yaml");
+    let index = read(&mut sink, &index_path)
+        .and_then(|t| sink.parse::<CatalogIndex>(&index_path, &t))
+        .unwrap_or_default();
+    let mut vectors = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut namespaces: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "requirements"))
+            .collect(),
+        Err(e) => {
+            sink.problems.push(Problem {
+                path: dir.to_owned(),
+                line: None,
+                column: None,
+                message: format!("cannot list the catalog directory: {e}"),
+            });
+            Vec::new()
+        }
+    };
+    namespaces.sort();
+    for ns in namespaces {
+        let files = match yaml_files(&ns) {
+            Ok(f) => f,
+            Err(e) => {
+                sink.problems.push(Problem {
+                    path: ns.clone(),
+                    line: None,
+                    column: None,
+                    message: format!("cannot list: {e}"),
+                });
+                continue;
+            }
+        };
+        for path in files {
+            let Some(text) = read(&mut sink, &path) else {
+                continue;
+            };
+            let Some(v) = sink.parse::<Vector>(&path, &text) else {
+                continue;
+            };
+            check_vector(&mut sink, &requirements, &path, &text, &v);
+            if let Some(prev) = seen.insert(v.id.clone(), path.clone()) {
+                sink.at(
+                    &path,
+                    &text,
+                    "id:",
+                    format!("duplicate vector id {:?}, also in {}", v.id, prev.display()),
+                );
+            }
+            vectors.push(LoadedVector { vector: v, path });
+        }
+    }
+    vectors.sort_by(|a, b| a.vector.id.cmp(&b.vector.id));
+    if sink.problems.is_empty() {
+        Ok(Catalog {
+            vectors,
+            requirements,
+            index,
+            dir: dir.to_owned(),
+        })
+    } else {
+        Err(LoadError(sink.problems))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::locate;
+
+    #[test]
+    fn locate_reports_line_and_column() {
+        assert_eq!(locate("a\nbc X", "X"), (Some(2), Some(4)));
+        assert_eq!(locate("abc", "zz"), (None, None));
+    }
+}

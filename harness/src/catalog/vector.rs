@@ -1,0 +1,325 @@
+//! The vector file format (`docs/vector-format.md`): the Rust types a vector YAML file
+//! deserializes into, from which the checked-in JSON Schema is generated.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A number, or an expression over the SUT's parameters such as `${MAX_FRAME_BYTES} + 1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Num {
+    /// A literal.
+    Lit(u64),
+    /// An expression: integers, `${NAME}`, `+ - *`, parentheses, `min(a, b)`, `max(a, b)`.
+    Expr(String),
+}
+
+/// How a vector can be run (`DESIGN.md` §3).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The SUT as a testee: bytes in, structured verdict out.
+    Codec,
+    /// The SUT as an endpoint seen only through the wire.
+    Session,
+}
+
+/// One test vector: one file under `vectors/<namespace>/`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Vector {
+    /// Unique id, `<namespace>_<4 digits>_<case>`; the file is named `<id>.yaml`.
+    pub id: String,
+    /// One line saying what is checked.
+    pub title: String,
+    /// The namespace (`core`, `e1`, ...); the vector lives in `vectors/<namespace>/`.
+    pub namespace: String,
+    /// Requirement IDs (or their spec-kit trace aliases) this vector exercises.
+    pub requirements: Vec<String>,
+    /// Methods the vector supports.
+    pub methods: Vec<Method>,
+    /// Conditions on what the SUT claims; the vector is not applicable otherwise.
+    #[serde(default)]
+    pub applies_when: Applicability,
+    /// Why the vector exists or how to read it; free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// Conditions on the SUT manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Applicability {
+    /// Profiles the SUT must claim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<u64>,
+    /// Required timestamp-freshness policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_freshness: Option<bool>,
+    /// Required unknown-profile policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_profile: Option<UnknownProfile>,
+    /// Whether the SUT must declare a frame-rate limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<bool>,
+    /// Conditions on the SUT's parameters that must all hold, e.g.
+    /// `${MAX_PAYLOAD_BYTES} + 64 <= ${MAX_FRAME_BYTES}` (operators `<= < >= > == !=`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<String>,
+}
+
+/// Unknown-profile handling a SUT declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownProfile {
+    /// Replies with `ERR_UNKNOWN_PROFILE`.
+    ErrorReply,
+    /// Closes the stream.
+    Close,
+}
+
+/// One step: an action and what must be observed after it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// What this step does, for the transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Octets to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<Send>,
+    /// End the stream (close the write side) instead of sending.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end: bool,
+    /// Run this step this many times (each with a fresh default msg_id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Num>,
+    /// Receiver clock for this step, in ms after `${NOW_MS}` (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<Num>,
+    /// What must follow, in order: one expectation or a list.
+    pub expect: Expectations,
+}
+
+/// One expectation or several, in order.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Expectations {
+    /// Several events, in order.
+    Many(Vec<Expect>),
+    /// Exactly one event.
+    One(Box<Expect>),
+}
+
+impl Expectations {
+    /// As a slice.
+    pub fn as_slice(&self) -> &[Expect] {
+        match self {
+            Expectations::Many(v) => v,
+            Expectations::One(e) => std::slice::from_ref(e.as_ref()),
+        }
+    }
+}
+
+/// Octets to send: a structural frame, or raw parts where the bytes must be malformed.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Send {
+    /// A well-formed frame (length prefix + E1 body) built from envelope fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<Box<FrameSpec>>,
+    /// Raw octets, concatenated from parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Vec<Part>>,
+}
+
+/// An envelope written field by field; omitted fields take defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrameSpec {
+    /// Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Num>,
+    /// Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_id: Option<Num>,
+    /// Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_type: Option<Num>,
+    /// Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<Num>,
+    /// Default `${NOW_MS}`: the sender stamps the receiver's clock origin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts_unix_ms: Option<Num>,
+    /// Default: 16 octets unique to the vector step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_id: Option<Data>,
+    /// Extension entries, in order. Default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<ExtSpec>,
+    /// Default empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Data>,
+}
+
+/// One extension entry.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtSpec {
+    /// `ext_type`.
+    #[serde(rename = "type")]
+    pub ext_type: Num,
+    /// `ext_val`.
+    pub value: Data,
+}
+
+/// Octets written in one of several forms.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Data {
+    /// Hex digits (whitespace allowed).
+    Hex(String),
+    /// UTF-8 text.
+    Text(String),
+    /// A JSON value, serialised compactly with keys in the order written.
+    Json(serde_json::Value),
+    /// A repeated octet.
+    Fill(Fill),
+}
+
+/// A run of one repeated octet.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fill {
+    /// The octet.
+    pub byte: u8,
+    /// The length; or omit it and give `body_len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<Num>,
+    /// Size this field so the frame body is exactly this many octets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_len: Option<Num>,
+}
+
+/// One piece of a raw send.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Part {
+    /// Hex digits.
+    Hex(String),
+    /// A 4-octet big-endian integer (a length prefix).
+    U32be(Num),
+    /// A canonical uvarint.
+    Uvarint(Num),
+    /// `len` copies of `byte`.
+    Fill(Fill),
+    /// UTF-8 text.
+    Text(String),
+    /// A whole frame (prefix + body).
+    Frame(Box<FrameSpec>),
+    /// An E1 body without its prefix.
+    Body(Box<FrameSpec>),
+    /// A 4-octet big-endian length counting the nested parts, then those parts: a frame
+    /// whose body is written by hand (for malformed bodies).
+    Prefixed(Vec<Part>),
+}
+
+/// One expected observation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Expect {
+    /// A frame is accepted; listed fields must match.
+    Accept(Box<AcceptSpec>),
+    /// A reject with one of the allowed canonical codes.
+    Reject(RejectSpec),
+    /// Nothing happens: the octets do not complete a frame (codec), no reply (session).
+    Nothing,
+    /// The SUT closes the connection (session).
+    Close,
+    /// No octets arrive for `ms` milliseconds (session).
+    Silence(SilenceSpec),
+}
+
+/// Assertions on an accepted frame.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptSpec {
+    /// Expected envelope fields; omitted fields are not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<FieldsSpec>,
+    /// Expected unknown flag bits surfaced by the receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_flags: Option<Num>,
+}
+
+/// Expected envelope fields.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FieldsSpec {
+    /// `version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Num>,
+    /// `profile_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_id: Option<Num>,
+    /// `msg_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_type: Option<Num>,
+    /// `flags`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<Num>,
+    /// `ts_unix_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts_unix_ms: Option<Num>,
+    /// `msg_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_id: Option<Data>,
+    /// `payload`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Data>,
+    /// The extension entries, all of them, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<ExtSpec>>,
+}
+
+/// An expected reject.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RejectSpec {
+    /// Just the canonical code.
+    Code(String),
+    /// The code with options.
+    Full(RejectFull),
+}
+
+/// An expected reject, with the codes the spec also allows.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectFull {
+    /// The canonical code the spec recommends.
+    pub code: String,
+    /// Other canonical codes the spec allows for this case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// Whether the stream must be terminated afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminates: Option<bool>,
+    /// Requirements that govern the code itself (often a SHOULD, while the reject is a
+    /// MUST): when the reject happens with another canonical code, only these decide
+    /// whether that fails the run. Default: all the vector's requirements.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_requirements: Vec<String>,
+}
+
+/// A bounded wait.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SilenceSpec {
+    /// How long.
+    pub ms: Num,
+}

@@ -1,0 +1,20 @@
+//! The built-in SUT: the reference's testee handlers called directly, no process, no JSON.
+
+use super::{Answer, CodecDriver, DriverError};
+use swp_ref::testee::proto::{DecodeReply, DecodeRequest};
+
+/// The reference implementation, in process.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InProcess;
+
+impl CodecDriver for InProcess {
+    fn describe(&self) -> String {
+        format!("swp-ref {} (in-process)", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn decode(&mut self, req: &DecodeRequest) -> Result<Answer<DecodeReply>, DriverError> {
+        swp_ref::testee::reference::decode(req)
+            .map(Answer::Ok)
+            .map_err(|e| DriverError::Protocol(e.to_string()))
+    }
+}

@@ -1,0 +1,273 @@
+//! A testee process: spawned once and kept for the whole run, spoken to over its
+//! stdin/stdout with the length-prefixed JSON protocol, respawned after a crash or a hang.
+//! A reader thread turns the blocking pipe into a channel so every request has a deadline.
+
+use super::{Answer, CodecDriver, DriverError};
+use crate::sut::Start;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+use swp_ref::testee::proto::{
+    DecodeReply, DecodeRequest, HelloReply, HelloRequest, Reply, Request, PROTOCOL_VERSION,
+};
+use swp_ref::testee::serve::{read_message, write_message};
+
+/// A running testee.
+struct Proc {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    replies: Receiver<std::io::Result<Vec<u8>>>,
+}
+
+/// Drives a testee process.
+pub struct TesteeDriver {
+    start: Start,
+    base: PathBuf,
+    timeout: Duration,
+    proc: Option<Proc>,
+    hello: Option<HelloReply>,
+    next_id: u64,
+    stderr_log: PathBuf,
+}
+
+impl std::fmt::Debug for TesteeDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TesteeDriver")
+            .field("start", &self.start)
+            .finish()
+    }
+}
+
+/// Finds the reference binary for `${SWP_REF}`: `$SWP_REF`, then beside the running
+/// executable, then a `cargo build` of this workspace's `swp-ref` in the same profile.
+pub fn swp_ref_binary() -> Result<PathBuf, DriverError> {
+    if let Some(p) = std::env::var_os("SWP_REF") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| DriverError::Start(e.to_string()))?;
+    let name = format!("swp-ref{}", std::env::consts::EXE_SUFFIX);
+    for dir in exe.ancestors().skip(1).take(2) {
+        let cand = dir.join(&name);
+        if cand.is_file() {
+            return Ok(cand);
+        }
+    }
+    let release = exe.components().any(|c| c.as_os_str() == "release");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&root)
+        .args(["build", "-q", "-p", "swp-ref", "--bin", "swp-ref"]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| DriverError::Start(format!("cargo build of swp-ref: {e}")))?;
+    let built = root
+        .join("target")
+        .join(if release { "release" } else { "debug" })
+        .join(&name);
+    if status.success() && built.is_file() {
+        Ok(built)
+    } else {
+        Err(DriverError::Start(format!(
+            "swp-ref binary not found (set SWP_REF or run `cargo build -p swp-ref`); looked beside {}",
+            exe.display()
+        )))
+    }
+}
+
+impl TesteeDriver {
+    /// A driver for the testee started by `start`, relative to `base` (the manifest's
+    /// directory), with a per-request deadline. The process starts on first use.
+    pub fn new(start: Start, base: PathBuf, timeout: Duration, stderr_log: PathBuf) -> Self {
+        TesteeDriver {
+            start,
+            base,
+            timeout,
+            proc: None,
+            hello: None,
+            next_id: 0,
+            stderr_log,
+        }
+    }
+
+    fn spawn(&mut self) -> Result<(), DriverError> {
+        let program = if self.start.command == "${SWP_REF}" {
+            swp_ref_binary()?
+        } else {
+            PathBuf::from(&self.start.command)
+        };
+        let mut cmd = Command::new(&program);
+        cmd.args(&self.start.args)
+            .envs(&self.start.env)
+            .current_dir(
+                self.start
+                    .cwd
+                    .as_ref()
+                    .map_or(self.base.clone(), |c| self.base.join(c)),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.stderr_log)
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null());
+        cmd.stderr(log);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| DriverError::Start(format!("{}: {e}", program.display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(DriverError::Start("testee pipes unavailable".into()));
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                match read_message(&mut r) {
+                    Ok(Some(m)) => {
+                        if tx.send(Ok(m)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        self.proc = Some(Proc {
+            child,
+            stdin: BufWriter::new(stdin),
+            replies: rx,
+        });
+        let hello: HelloReply = match self.call(
+            "hello",
+            &HelloRequest {
+                harness: format!("swp-conform {}", env!("CARGO_PKG_VERSION")),
+                protocol: PROTOCOL_VERSION,
+            },
+        )? {
+            Answer::Ok(h) => h,
+            Answer::Unsupported(why) => {
+                return Err(DriverError::Protocol(format!("hello unsupported: {why}")))
+            }
+        };
+        self.hello = Some(hello);
+        Ok(())
+    }
+
+    /// Kills and reaps the process, so the next request starts a fresh one.
+    pub fn kill(&mut self) -> Option<String> {
+        let mut p = self.proc.take()?;
+        let status = match p.child.try_wait() {
+            Ok(Some(s)) => Some(s),
+            _ => {
+                let _ = p.child.kill();
+                p.child.wait().ok()
+            }
+        };
+        status.map(|s| s.to_string())
+    }
+
+    fn call<A: Serialize, T: DeserializeOwned>(
+        &mut self,
+        op: &str,
+        args: &A,
+    ) -> Result<Answer<T>, DriverError> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = serde_json::to_vec(&Request {
+            id,
+            op: op.to_owned(),
+            args,
+        })
+        .map_err(|e| DriverError::Protocol(e.to_string()))?;
+        let timeout = self.timeout;
+        let Some(p) = self.proc.as_mut() else {
+            return Err(DriverError::Start("testee not running".into()));
+        };
+        if let Err(e) = write_message(&mut p.stdin, &msg) {
+            let why = self.kill().unwrap_or_else(|| e.to_string());
+            return Err(DriverError::Crashed(why));
+        }
+        let got = p.replies.recv_timeout(timeout);
+        let bytes = match got {
+            Ok(Ok(b)) => b,
+            Ok(Err(e)) => {
+                self.kill();
+                return Err(DriverError::Protocol(format!("unreadable reply: {e}")));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                return Err(DriverError::Timeout(timeout.as_millis() as u64));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let why = self.kill().unwrap_or_else(|| "stdout closed".into());
+                return Err(DriverError::Crashed(why));
+            }
+        };
+        let reply: Reply<T> = serde_json::from_slice(&bytes)
+            .map_err(|e| DriverError::Protocol(format!("reply is not a valid {op} reply: {e}")))?;
+        if reply.id != id {
+            self.kill();
+            return Err(DriverError::Protocol(format!(
+                "reply id {} does not match request id {id}",
+                reply.id
+            )));
+        }
+        match (reply.ok, reply.unsupported, reply.error) {
+            (Some(v), None, None) => Ok(Answer::Ok(v)),
+            (None, Some(u), None) => Ok(Answer::Unsupported(u)),
+            (None, None, Some(e)) => Err(DriverError::Protocol(format!("testee error: {e}"))),
+            _ => Err(DriverError::Protocol(
+                "reply must carry exactly one of ok, unsupported, error".into(),
+            )),
+        }
+    }
+
+    fn ensure(&mut self) -> Result<(), DriverError> {
+        if self.proc.is_none() {
+            self.spawn()?;
+        }
+        Ok(())
+    }
+}
+
+impl CodecDriver for TesteeDriver {
+    fn describe(&self) -> String {
+        match &self.hello {
+            Some(h) => format!("{} {} (testee, protocol {})", h.name, h.version, h.protocol),
+            None => format!("testee {}", self.start.command),
+        }
+    }
+
+    fn decode(&mut self, req: &DecodeRequest) -> Result<Answer<DecodeReply>, DriverError> {
+        self.ensure()?;
+        if let Some(h) = &self.hello {
+            if !h.supports.iter().any(|s| s == "decode") {
+                return Ok(Answer::Unsupported(
+                    "the testee does not list `decode`".into(),
+                ));
+            }
+        }
+        self.call("decode", req)
+    }
+}
+
+impl Drop for TesteeDriver {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,352 @@
+//! The engine: for each selected vector, check applicability, materialise it for the SUT,
+//! drive the SUT through a connector, and judge what came back. It never formats output.
+
+use crate::catalog::vector::{Method, UnknownProfile, Vector};
+use crate::catalog::{Catalog, LoadedVector};
+use crate::driver::{Answer, CodecDriver, DriverError};
+use crate::evaluate::{self, describe_expected};
+use crate::materialize::{self, Action, ConcreteStep, MaterialiseError};
+use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
+use crate::sut::{codec_config_of, Sut};
+use swp_ref::testee::proto::{Chunk, DecodeRequest, Hex};
+
+/// The receiver clock origin for the codec method: fixed so runs are reproducible.
+pub const CODEC_NOW_MS: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+/// Octets of hex shown per transcript entry before it is abbreviated.
+const TRANSCRIPT_HEX_OCTETS: usize = 256;
+
+/// Renders octets for a transcript, abbreviated past [`TRANSCRIPT_HEX_OCTETS`].
+pub fn transcript_hex(b: &[u8]) -> String {
+    if b.len() <= TRANSCRIPT_HEX_OCTETS {
+        hex::encode(b)
+    } else {
+        format!(
+            "{}… ({} octets)",
+            hex::encode(&b[..TRANSCRIPT_HEX_OCTETS]),
+            b.len()
+        )
+    }
+}
+
+/// Why a vector does not apply to this SUT, if it does not.
+pub fn applicability(v: &Vector, sut: &Sut) -> Option<String> {
+    let m = &sut.manifest;
+    if !v.methods.iter().any(|x| m.methods.contains(x)) {
+        let want: Vec<_> = v
+            .methods
+            .iter()
+            .map(|m| format!("{m:?}").to_lowercase())
+            .collect();
+        return Some(format!(
+            "the SUT supports none of the vector's methods ({})",
+            want.join(", ")
+        ));
+    }
+    let a = &v.applies_when;
+    for p in &a.profiles {
+        if !m.claims.profiles.contains(p) {
+            return Some(format!("the SUT does not claim profile {p}"));
+        }
+    }
+    if let Some(f) = a.timestamp_freshness {
+        if m.policy.timestamp_freshness != f {
+            return Some(format!(
+                "needs timestamp freshness {}; the SUT declares it {}",
+                if f { "enforced" } else { "disabled" },
+                if m.policy.timestamp_freshness {
+                    "enforced"
+                } else {
+                    "disabled"
+                }
+            ));
+        }
+    }
+    if let Some(u) = a.unknown_profile {
+        if m.policy.unknown_profile != u {
+            return Some(format!(
+                "needs unknown-profile handling {}; the SUT declares {}",
+                name(u),
+                name(m.policy.unknown_profile)
+            ));
+        }
+    }
+    if a.rate_limit == Some(true) && m.policy.rate_limit.is_none() {
+        return Some("needs a declared frame-rate limit; the SUT declares none".into());
+    }
+    let params = sut.params(CODEC_NOW_MS);
+    for c in &a.holds {
+        match crate::expr::holds(c, &params) {
+            Ok(true) => {}
+            Ok(false) => return Some(format!("the SUT's parameters do not satisfy `{c}`")),
+            Err(e) => return Some(format!("`{c}`: {e}")),
+        }
+    }
+    None
+}
+
+fn name(u: UnknownProfile) -> &'static str {
+    match u {
+        UnknownProfile::ErrorReply => "error-reply",
+        UnknownProfile::Close => "close",
+    }
+}
+
+/// Runs the catalog's `plan` against one codec-method SUT.
+pub struct Engine<'a> {
+    /// The catalog.
+    pub catalog: &'a Catalog,
+    /// The SUT.
+    pub sut: &'a Sut,
+    /// The connector.
+    pub driver: &'a mut dyn CodecDriver,
+}
+
+impl Engine<'_> {
+    fn base(&self, lv: &LoadedVector) -> VectorResult {
+        let reqs: Vec<String> = {
+            let mut ids: Vec<String> = lv
+                .vector
+                .requirements
+                .iter()
+                .flat_map(|r| self.catalog.requirements.resolve(r).unwrap_or_default())
+                .collect();
+            ids.sort();
+            ids.dedup();
+            ids
+        };
+        let absolute = reqs.iter().any(|r| {
+            self.catalog
+                .requirements
+                .level(r)
+                .is_some_and(|l| l.is_absolute())
+        });
+        let root = self.catalog.dir.parent().unwrap_or(&self.catalog.dir);
+        VectorResult {
+            vector_id: lv.vector.id.clone(),
+            namespace: lv.vector.namespace.clone(),
+            path: lv
+                .path
+                .strip_prefix(root)
+                .unwrap_or(&lv.path)
+                .to_string_lossy()
+                .replace('\\', "/"),
+            method: None,
+            verdict: Verdict::NotApplicable,
+            pass: false,
+            requirements: reqs,
+            absolute,
+            expected: String::new(),
+            observed: String::new(),
+            expected_error_code: None,
+            observed_error_code: None,
+            observed_code: None,
+            used_fallback: false,
+            detail: None,
+            transcript: Vec::new(),
+        }
+    }
+
+    /// Runs one vector.
+    pub fn run_one(&mut self, lv: &LoadedVector) -> VectorResult {
+        let mut r = self.base(lv);
+        if let Some(why) = applicability(&lv.vector, self.sut) {
+            r.detail = Some(why);
+            return r;
+        }
+        if !lv.vector.methods.contains(&Method::Codec) {
+            r.detail =
+                Some("only the session method applies; this run uses the codec method".into());
+            return r;
+        }
+        r.method = Some("codec".into());
+        let params = self.sut.params(CODEC_NOW_MS);
+        let steps = match materialize::materialise(&lv.vector, &params) {
+            Ok(s) => s,
+            Err(MaterialiseError::NotApplicable(why)) => {
+                r.method = None;
+                r.detail = Some(why);
+                return r;
+            }
+            Err(MaterialiseError::Invalid(why)) => {
+                r.verdict = Verdict::HarnessError;
+                r.detail = Some(format!("vector cannot be materialised: {why}"));
+                return r;
+            }
+        };
+        r.expected_error_code = steps.iter().flat_map(|s| &s.expect).find_map(|e| match e {
+            materialize::Expectation::Reject { allowed, .. } => {
+                Some(allowed[0].as_str().to_owned())
+            }
+            _ => None,
+        });
+        self.run_codec(&mut r, &steps);
+        r.pass = r.verdict == Verdict::Pass;
+        r
+    }
+
+    fn run_codec(&mut self, r: &mut VectorResult, steps: &[ConcreteStep]) {
+        let mut chunks = Vec::new();
+        let mut end = false;
+        for (i, s) in steps.iter().enumerate() {
+            match &s.action {
+                Action::Send(b) => {
+                    r.transcript.push(TranscriptEntry {
+                        t_ms: s.now_ms - CODEC_NOW_MS,
+                        dir: Dir::Sent,
+                        data: transcript_hex(b),
+                    });
+                    chunks.push(Chunk {
+                        now_ms: s.now_ms,
+                        bytes: Hex(b.clone()),
+                    });
+                }
+                Action::End if i + 1 == steps.len() => {
+                    r.transcript.push(TranscriptEntry {
+                        t_ms: s.now_ms - CODEC_NOW_MS,
+                        dir: Dir::Note,
+                        data: "end of stream".into(),
+                    });
+                    end = true;
+                }
+                Action::End => {
+                    r.verdict = Verdict::HarnessError;
+                    r.detail = Some(format!(
+                        "step {}: `end` must be the last step in the codec method",
+                        s.step + 1
+                    ));
+                    return;
+                }
+            }
+        }
+        let req = DecodeRequest {
+            config: codec_config_of(&self.sut.manifest),
+            chunks,
+            end_of_stream: end,
+        };
+        let reply = match self.driver.decode(&req) {
+            Ok(Answer::Ok(rep)) => rep,
+            Ok(Answer::Unsupported(why)) => {
+                r.verdict = Verdict::Unsupported;
+                r.detail = Some(why);
+                return;
+            }
+            Err(e) => {
+                r.verdict = match e {
+                    DriverError::Timeout(_) => Verdict::Timeout,
+                    DriverError::Crashed(_) => Verdict::Crash,
+                    DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
+                };
+                r.detail = Some(e.to_string());
+                return;
+            }
+        };
+        let sends = steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Send(_)))
+            .count();
+        if reply.chunks.len() != sends {
+            r.verdict = Verdict::HarnessError;
+            r.detail = Some(format!(
+                "the SUT answered for {} chunks, {} were sent",
+                reply.chunks.len(),
+                sends
+            ));
+            return;
+        }
+        let mut last = None;
+        for (i, s) in steps.iter().enumerate() {
+            let events = if matches!(s.action, Action::End) {
+                &reply.end
+            } else {
+                &reply.chunks[i]
+            };
+            if !events.is_empty() {
+                r.transcript.push(TranscriptEntry {
+                    t_ms: s.now_ms - CODEC_NOW_MS,
+                    dir: Dir::Received,
+                    data: serde_json::to_string(events).unwrap_or_default(),
+                });
+            }
+            let j = evaluate::judge_codec_step(&s.expect, events);
+            let failed = j.verdict != Verdict::Pass;
+            let label = match (steps.len(), s.rep) {
+                (1, _) => String::new(),
+                (_, 0) => format!("step {}: ", s.step + 1),
+                (_, n) => format!("step {} (repeat {}): ", s.step + 1, n + 1),
+            };
+            r.expected = format!("{label}{}", j.expected);
+            r.observed = format!("{label}{}", j.observed);
+            if let Some(c) = j.observed_code {
+                r.observed_error_code = Some(c.as_str().to_owned());
+            }
+            if let Some(a) = &j.observed_alias {
+                r.observed_code = Some(a.clone());
+            }
+            if failed {
+                if let Some(code_reqs) = &j.code_only {
+                    // The reject itself happened; only the code differs. Its requirements
+                    // (typically a SHOULD) decide whether the run fails.
+                    if !code_reqs.is_empty() {
+                        let reg = &self.catalog.requirements;
+                        r.absolute = code_reqs
+                            .iter()
+                            .flat_map(|c| reg.resolve(c).unwrap_or_default())
+                            .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+                    }
+                }
+                r.verdict = j.verdict;
+                r.detail = j.detail.map(|d| format!("{label}{d}"));
+                if !s.expect.is_empty() {
+                    r.expected = format!("{label}{}", describe_expected(&s.expect));
+                }
+                return;
+            }
+            last = Some(j);
+        }
+        if last.is_some() || steps.is_empty() {
+            r.verdict = Verdict::Pass;
+        }
+        if steps.len() > 1 {
+            r.expected = summarise(steps.iter().map(|s| describe_expected(&s.expect)));
+            r.observed = summarise(steps.iter().enumerate().map(|(i, s)| {
+                let ev = if matches!(s.action, Action::End) {
+                    &reply.end
+                } else {
+                    &reply.chunks[i]
+                };
+                evaluate::describe_observed(ev)
+            }));
+        }
+    }
+
+    /// Runs every vector of `plan`, calling `progress` after each.
+    pub fn run(
+        &mut self,
+        plan: &[&LoadedVector],
+        mut progress: impl FnMut(&VectorResult),
+    ) -> Vec<VectorResult> {
+        plan.iter()
+            .map(|lv| {
+                let r = self.run_one(lv);
+                progress(&r);
+                r
+            })
+            .collect()
+    }
+}
+
+/// Collapses per-step descriptions, folding runs of identical ones (`accept ×64`).
+fn summarise(items: impl Iterator<Item = String>) -> String {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for s in items {
+        match out.last_mut() {
+            Some((p, n)) if *p == s => *n += 1,
+            _ => out.push((s, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(s, n)| if n > 1 { format!("{s} ×{n}") } else { s })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}

@@ -1,0 +1,255 @@
+//! Integer expressions in vectors (`${MAX_FRAME_BYTES} + 1`), evaluated against the SUT's
+//! parameters. Checked arithmetic in i128; a result outside u64 is an error, never a wrap.
+
+use std::collections::BTreeMap;
+
+/// Parameter values an expression may name.
+pub type Params = BTreeMap<&'static str, u64>;
+
+/// Why an expression could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExprError {
+    /// Bad syntax.
+    #[error("cannot parse expression {expr:?} at offset {at}: expected {expected}")]
+    Syntax {
+        /// The text.
+        expr: String,
+        /// Byte offset.
+        at: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
+    /// A name that is not a parameter at all.
+    #[error("unknown parameter ${{{0}}}; known: MAX_FRAME_BYTES, MIN_MSG_ID_BYTES, MAX_MSG_ID_BYTES, MAX_EXT_BYTES, MAX_PAYLOAD_BYTES, MAX_CLOCK_SKEW_MS, NOW_MS, RATE_LIMIT_FRAMES, RATE_LIMIT_WINDOW_MS, CORE_PROFILE_ID")]
+    UnknownParam(String),
+    /// A known parameter the SUT does not declare (the vector is then not applicable).
+    #[error("the SUT declares no value for ${{{0}}}")]
+    Undeclared(String),
+    /// The value left the u64 range.
+    #[error("expression {0:?} evaluates outside 0..=2^64-1")]
+    Range(String),
+}
+
+/// Every parameter name a vector may use.
+pub const PARAM_NAMES: &[&str] = &[
+    "MAX_FRAME_BYTES",
+    "MIN_MSG_ID_BYTES",
+    "MAX_MSG_ID_BYTES",
+    "MAX_EXT_BYTES",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_CLOCK_SKEW_MS",
+    "NOW_MS",
+    "RATE_LIMIT_FRAMES",
+    "RATE_LIMIT_WINDOW_MS",
+    "CORE_PROFILE_ID",
+];
+
+struct Parser<'a> {
+    src: &'a str,
+    pos: usize,
+    params: &'a Params,
+}
+
+impl Parser<'_> {
+    fn err(&self, expected: &'static str) -> ExprError {
+        ExprError::Syntax {
+            expr: self.src.to_owned(),
+            at: self.pos,
+            expected,
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.src[self.pos..].starts_with(|c: char| c.is_ascii_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, tok: &str) -> bool {
+        self.skip_ws();
+        if self.src[self.pos..].starts_with(tok) {
+            self.pos += tok.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn sum(&mut self) -> Result<i128, ExprError> {
+        let mut v = self.product()?;
+        loop {
+            if self.eat("+") {
+                v = v.checked_add(self.product()?).ok_or_else(|| self.range())?;
+            } else if self.eat("-") {
+                v = v.checked_sub(self.product()?).ok_or_else(|| self.range())?;
+            } else {
+                return Ok(v);
+            }
+        }
+    }
+
+    fn product(&mut self) -> Result<i128, ExprError> {
+        let mut v = self.atom()?;
+        while self.eat("*") {
+            v = v.checked_mul(self.atom()?).ok_or_else(|| self.range())?;
+        }
+        Ok(v)
+    }
+
+    fn range(&self) -> ExprError {
+        ExprError::Range(self.src.to_owned())
+    }
+
+    fn atom(&mut self) -> Result<i128, ExprError> {
+        self.skip_ws();
+        let rest = &self.src[self.pos..];
+        if self.eat("(") {
+            let v = self.sum()?;
+            return if self.eat(")") {
+                Ok(v)
+            } else {
+                Err(self.err("')'"))
+            };
+        }
+        if let Some(name) = rest.strip_prefix("${") {
+            let end = name.find('}').ok_or_else(|| self.err("'}' closing ${"))?;
+            let name = &name[..end];
+            self.pos += 2 + end + 1;
+            if !PARAM_NAMES.contains(&name) {
+                return Err(ExprError::UnknownParam(name.to_owned()));
+            }
+            return self
+                .params
+                .get(name)
+                .map(|&v| i128::from(v))
+                .ok_or_else(|| ExprError::Undeclared(name.to_owned()));
+        }
+        for f in ["min", "max"] {
+            if rest.starts_with(f) && rest[f.len()..].trim_start().starts_with('(') {
+                self.pos += f.len();
+                self.eat("(");
+                let a = self.sum()?;
+                if !self.eat(",") {
+                    return Err(self.err("','"));
+                }
+                let b = self.sum()?;
+                if !self.eat(")") {
+                    return Err(self.err("')'"));
+                }
+                return Ok(if f == "min" { a.min(b) } else { a.max(b) });
+            }
+        }
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return Err(self.err("a number, ${NAME}, min(..) or max(..)"));
+        }
+        let v: i128 = rest[..digits].parse().map_err(|_| self.range())?;
+        self.pos += digits;
+        Ok(v)
+    }
+}
+
+/// Evaluates `src` against `params`.
+pub fn eval(src: &str, params: &Params) -> Result<u64, ExprError> {
+    let mut p = Parser {
+        src,
+        pos: 0,
+        params,
+    };
+    let v = p.sum()?;
+    p.skip_ws();
+    if p.pos != src.len() {
+        return Err(p.err("an operator or the end"));
+    }
+    u64::try_from(v).map_err(|_| ExprError::Range(src.to_owned()))
+}
+
+/// Evaluates a condition `a OP b` (OP one of `<= < >= > == !=`), or a bare expression that
+/// holds when nonzero.
+pub fn holds(src: &str, params: &Params) -> Result<bool, ExprError> {
+    for op in ["<=", ">=", "==", "!=", "<", ">"] {
+        if let Some((a, b)) = src.split_once(op) {
+            let (a, b) = (eval_signed(a, params)?, eval_signed(b, params)?);
+            return Ok(match op {
+                "<=" => a <= b,
+                ">=" => a >= b,
+                "==" => a == b,
+                "!=" => a != b,
+                "<" => a < b,
+                _ => a > b,
+            });
+        }
+    }
+    Ok(eval(src, params)? != 0)
+}
+
+fn eval_signed(src: &str, params: &Params) -> Result<i128, ExprError> {
+    let mut p = Parser {
+        src,
+        pos: 0,
+        params,
+    };
+    let v = p.sum()?;
+    p.skip_ws();
+    if p.pos != src.len() {
+        return Err(p.err("an operator or the end"));
+    }
+    Ok(v)
+}
+
+/// Names of the parameters `src` refers to (for applicability), without evaluating it.
+pub fn referenced(src: &str) -> impl Iterator<Item = &str> {
+    src.split("${")
+        .skip(1)
+        .filter_map(|s| s.split_once('}').map(|(n, _)| n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Params {
+        let mut p = Params::new();
+        p.insert("MAX_FRAME_BYTES", 100);
+        p.insert("MIN_MSG_ID_BYTES", 8);
+        p
+    }
+
+    #[test]
+    fn arithmetic_and_params() {
+        let p = params();
+        assert_eq!(eval("${MAX_FRAME_BYTES} + 1", &p), Ok(101));
+        assert_eq!(eval("2 * (${MIN_MSG_ID_BYTES} - 3)", &p), Ok(10));
+        assert_eq!(eval("min(${MAX_FRAME_BYTES}, 7) + max(1, 2)", &p), Ok(9));
+        assert_eq!(eval("  42 ", &p), Ok(42));
+    }
+
+    #[test]
+    fn errors_are_specific() {
+        let p = params();
+        assert!(matches!(
+            eval("${NOPE}", &p),
+            Err(ExprError::UnknownParam(_))
+        ));
+        assert!(matches!(
+            eval("${NOW_MS}", &p),
+            Err(ExprError::Undeclared(_))
+        ));
+        assert!(matches!(eval("1 - 2", &p), Err(ExprError::Range(_))));
+        assert!(matches!(eval("1 +", &p), Err(ExprError::Syntax { .. })));
+        assert!(matches!(eval("1 2", &p), Err(ExprError::Syntax { .. })));
+        assert!(matches!(
+            eval("99999999999999999999999", &p),
+            Err(ExprError::Range(_))
+        ));
+    }
+
+    #[test]
+    fn conditions() {
+        let p = params();
+        assert_eq!(holds("${MAX_FRAME_BYTES} - 200 < 0", &p), Ok(true));
+        assert_eq!(holds("${MIN_MSG_ID_BYTES} >= 9", &p), Ok(false));
+        assert_eq!(holds("${MIN_MSG_ID_BYTES} == 8", &p), Ok(true));
+        assert_eq!(holds("1", &p), Ok(true));
+    }
+}

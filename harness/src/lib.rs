@@ -1,0 +1,18 @@
+//! `swp-conform`: the conformance harness for the SWP protocol family and MCP. It loads the
+//! vector catalog and a SUT manifest, drives the SUT through a connector, judges what it
+//! observes and reports per vector and per requirement (`DESIGN.md` §2 for the data flow).
+#![forbid(unsafe_code)]
+
+pub mod catalog;
+pub mod driver;
+pub mod engine;
+pub mod evaluate;
+pub mod expr;
+pub mod legacy;
+pub mod materialize;
+pub mod model;
+pub mod report;
+pub mod schema;
+pub mod select;
+pub mod sut;
+pub mod trace;

@@ -1,0 +1,454 @@
+//! Materialisation: a vector plus one SUT's parameters becomes concrete octets, clock values
+//! and expectations. Boundary vectors get their sizes here, per SUT.
+
+use crate::catalog::vector::{
+    Data, Expect, ExtSpec, FieldsSpec, FrameSpec, Num, Part, RejectSpec, Send, Vector,
+};
+use crate::expr::{self, ExprError, Params};
+use bytes::{BufMut, Bytes};
+use swp_core::{e1, uvarint, Envelope, ErrorCode, Extensions};
+
+/// Largest octet string one vector may materialise; protects the harness from a vector
+/// (or a SUT limit) that asks for gigabytes.
+pub const MAX_MATERIALISED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What one concrete step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Send these octets.
+    Send(Bytes),
+    /// End the stream.
+    End,
+}
+
+/// Expected envelope fields, concrete.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    /// `version`.
+    pub version: Option<u64>,
+    /// `profile_id`.
+    pub profile_id: Option<u64>,
+    /// `msg_type`.
+    pub msg_type: Option<u64>,
+    /// `flags`.
+    pub flags: Option<u64>,
+    /// `ts_unix_ms`.
+    pub ts_unix_ms: Option<u64>,
+    /// `msg_id`.
+    pub msg_id: Option<Bytes>,
+    /// `payload`.
+    pub payload: Option<Bytes>,
+    /// All extension entries, in order.
+    pub extensions: Option<Vec<(u64, Bytes)>>,
+}
+
+/// One concrete expectation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectation {
+    /// Accepted, with these fields.
+    Accept {
+        /// Field assertions.
+        fields: Fields,
+        /// Surfaced unknown flags.
+        unknown_flags: Option<u64>,
+    },
+    /// Rejected with one of `allowed` (the first is the recommended code).
+    Reject {
+        /// Allowed canonical codes; never empty.
+        allowed: Vec<ErrorCode>,
+        /// Whether the stream must be terminated.
+        terminates: Option<bool>,
+        /// Requirements governing the code alone (empty: the vector's).
+        code_requirements: Vec<String>,
+    },
+    /// Nothing observable.
+    Nothing,
+    /// Connection closed.
+    Close,
+    /// Silence for this long.
+    Silence {
+        /// Milliseconds.
+        ms: u64,
+    },
+}
+
+/// One concrete step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConcreteStep {
+    /// Index of the vector step it comes from.
+    pub step: usize,
+    /// Repetition number within that step.
+    pub rep: u64,
+    /// The step's note.
+    pub note: Option<String>,
+    /// Receiver clock.
+    pub now_ms: u64,
+    /// The action.
+    pub action: Action,
+    /// What must follow.
+    pub expect: Vec<Expectation>,
+}
+
+/// Why a vector could not be materialised.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MaterialiseError {
+    /// The SUT's parameters make the vector inapplicable (e.g. no rate limit declared).
+    #[error("not applicable: {0}")]
+    NotApplicable(String),
+    /// The vector itself is wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<ExprError> for MaterialiseError {
+    fn from(e: ExprError) -> Self {
+        match e {
+            ExprError::Undeclared(_) => MaterialiseError::NotApplicable(e.to_string()),
+            ExprError::Range(_) => {
+                MaterialiseError::NotApplicable(format!("{e} with this SUT's limits"))
+            }
+            _ => MaterialiseError::Invalid(e.to_string()),
+        }
+    }
+}
+
+struct Ctx<'a> {
+    params: &'a Params,
+    /// The receiver clock origin; the default `ts_unix_ms` (a sender stamps its clock).
+    now: u64,
+    /// Counts frames built so far, for default msg_ids.
+    ordinal: u64,
+}
+
+impl Ctx<'_> {
+    fn num(&self, n: &Num) -> Result<u64, MaterialiseError> {
+        match n {
+            Num::Lit(v) => Ok(*v),
+            Num::Expr(s) => Ok(expr::eval(s, self.params)?),
+        }
+    }
+
+    fn opt(&self, n: &Option<Num>, default: u64) -> Result<u64, MaterialiseError> {
+        n.as_ref().map_or(Ok(default), |n| self.num(n))
+    }
+
+    fn size(&self, n: &Num, what: &str) -> Result<usize, MaterialiseError> {
+        let v = self.num(n)?;
+        if v > MAX_MATERIALISED_BYTES {
+            return Err(MaterialiseError::NotApplicable(format!(
+                "{what} of {v} octets exceeds the harness bound of {MAX_MATERIALISED_BYTES}"
+            )));
+        }
+        Ok(v as usize)
+    }
+
+    /// The octets of a data value; `Fill` with `body_len` yields `None` (sized later).
+    fn data(&self, d: &Data) -> Result<Option<Bytes>, MaterialiseError> {
+        Ok(Some(match d {
+            Data::Hex(h) => hex_bytes(h)?,
+            Data::Text(t) => Bytes::copy_from_slice(t.as_bytes()),
+            Data::Json(v) => Bytes::from(
+                serde_json::to_vec(v).map_err(|e| MaterialiseError::Invalid(e.to_string()))?,
+            ),
+            Data::Fill(f) => match &f.len {
+                Some(n) => Bytes::from(vec![f.byte; self.size(n, "fill")?]),
+                None => return Ok(None),
+            },
+        }))
+    }
+}
+
+/// Decodes hex digits, ignoring whitespace.
+pub fn hex_bytes(h: &str) -> Result<Bytes, MaterialiseError> {
+    let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    hex::decode(clean)
+        .map(Bytes::from)
+        .map_err(|e| MaterialiseError::Invalid(format!("hex {h:?}: {e}")))
+}
+
+/// The default msg_id of the `n`th frame of a vector: 16 octets, unique within the vector.
+pub fn default_msg_id(n: u64) -> Bytes {
+    Bytes::from(format!("swp-msg-{:08}", n % 100_000_000).into_bytes())
+}
+
+/// Which field of a frame is sized by `body_len`.
+enum Pad {
+    MsgId,
+    Payload,
+    Ext(usize),
+}
+
+fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
+    ctx.ordinal += 1;
+    let mut pad: Option<(Pad, u8, u64)> = None;
+    let mut take = |d: &Data, which: Pad, ctx: &Ctx<'_>| -> Result<Bytes, MaterialiseError> {
+        if let Data::Fill(fl) = d {
+            if let (None, Some(target)) = (&fl.len, &fl.body_len) {
+                pad = Some((which, fl.byte, ctx.num(target)?));
+                return Ok(Bytes::new());
+            }
+        }
+        ctx.data(d)?
+            .ok_or_else(|| MaterialiseError::Invalid("fill needs `len` or `body_len`".into()))
+    };
+    let msg_id = match &f.msg_id {
+        Some(d) => take(d, Pad::MsgId, ctx)?,
+        None => default_msg_id(ctx.ordinal),
+    };
+    let payload = match &f.payload {
+        Some(d) => take(d, Pad::Payload, ctx)?,
+        None => Bytes::new(),
+    };
+    let mut exts: Vec<(u64, Bytes)> = Vec::with_capacity(f.extensions.len());
+    for (i, x) in f.extensions.iter().enumerate() {
+        let t = ctx.num(&x.ext_type)?;
+        exts.push((t, take(&x.value, Pad::Ext(i), ctx)?));
+    }
+    let mut env = Envelope {
+        version: ctx.opt(&f.version, 1)?,
+        profile_id: match &f.profile_id {
+            Some(n) => ctx.num(n)?,
+            None => ctx.num(&Num::Expr("${CORE_PROFILE_ID}".into()))?,
+        },
+        msg_type: ctx.opt(&f.msg_type, 1)?,
+        flags: ctx.opt(&f.flags, 0)?,
+        ts_unix_ms: ctx.opt(&f.ts_unix_ms, ctx.now)?,
+        msg_id,
+        extensions: Extensions::from_entries(exts.iter().map(|(t, v)| (*t, v.as_ref()))),
+        payload,
+    };
+    if let Some((which, byte, target)) = pad {
+        let len = solve_pad(&env, &which, target)?;
+        if len as u64 > MAX_MATERIALISED_BYTES {
+            return Err(MaterialiseError::NotApplicable(format!(
+                "padding of {len} octets exceeds the harness bound"
+            )));
+        }
+        let fill = Bytes::from(vec![byte; len]);
+        match which {
+            Pad::MsgId => env.msg_id = fill,
+            Pad::Payload => env.payload = fill,
+            Pad::Ext(i) => {
+                exts[i].1 = fill;
+                env.extensions =
+                    Extensions::from_entries(exts.iter().map(|(t, v)| (*t, v.as_ref())));
+            }
+        }
+        debug_assert_eq!(env.encoded_len() as u64, target);
+    }
+    let mut out = Vec::with_capacity(env.encoded_len());
+    e1::encode_body(&env, &mut out);
+    Ok(Bytes::from(out))
+}
+
+/// Finds the length `L` of the padded field that makes the body exactly `target` octets.
+fn solve_pad(env: &Envelope, which: &Pad, target: u64) -> Result<usize, MaterialiseError> {
+    let base = env.encoded_len() as u64;
+    let total = |l: u64| -> u64 {
+        let field = uvarint::encoded_len(l) as u64 + l;
+        match which {
+            // The empty field contributed a one-octet length prefix.
+            Pad::MsgId | Pad::Payload => base - 1 + field,
+            Pad::Ext(_) => {
+                let e0 = env.extensions.len() as u64;
+                let e = e0 - 1 + field;
+                base - uvarint::encoded_len(e0) as u64 - e0 + uvarint::encoded_len(e) as u64 + e
+            }
+        }
+    };
+    if target < total(0) {
+        return Err(MaterialiseError::NotApplicable(format!(
+            "body_len {target} is smaller than the frame's other fields ({} octets)",
+            total(0)
+        )));
+    }
+    let est = target - total(0);
+    (est.saturating_sub(24)..=est)
+        .rev()
+        .find(|&l| total(l) == target)
+        .map(|l| l as usize)
+        .ok_or_else(|| {
+            MaterialiseError::NotApplicable(format!(
+                "no field length gives a body of exactly {target} octets"
+            ))
+        })
+}
+
+fn send(ctx: &mut Ctx<'_>, s: &Send) -> Result<Bytes, MaterialiseError> {
+    if let Some(f) = &s.frame {
+        let b = body(ctx, f)?;
+        return prefixed(b);
+    }
+    parts(ctx, s.raw.as_deref().unwrap_or_default())
+}
+
+fn parts(ctx: &mut Ctx<'_>, ps: &[Part]) -> Result<Bytes, MaterialiseError> {
+    let mut out: Vec<u8> = Vec::new();
+    for p in ps {
+        match p {
+            Part::Hex(h) => out.extend_from_slice(&hex_bytes(h)?),
+            Part::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Part::U32be(n) => {
+                let v = ctx.num(n)?;
+                let v = u32::try_from(v).map_err(|_| {
+                    MaterialiseError::NotApplicable(format!(
+                        "{v} does not fit a 4-octet length prefix"
+                    ))
+                })?;
+                out.put_u32(v);
+            }
+            Part::Uvarint(n) => uvarint::encode(ctx.num(n)?, &mut out),
+            Part::Fill(f) => {
+                let n = f
+                    .len
+                    .as_ref()
+                    .ok_or_else(|| MaterialiseError::Invalid("a raw fill needs `len`".into()))?;
+                let n = ctx.size(n, "fill")?;
+                out.resize(out.len() + n, f.byte);
+            }
+            Part::Frame(f) => out.extend_from_slice(&prefixed(body(ctx, f)?)?),
+            Part::Body(f) => out.extend_from_slice(&body(ctx, f)?),
+            Part::Prefixed(inner) => {
+                let b = parts(ctx, inner)?;
+                out.extend_from_slice(&prefixed(b)?);
+            }
+        }
+        if out.len() as u64 > MAX_MATERIALISED_BYTES {
+            return Err(MaterialiseError::NotApplicable(
+                "raw send exceeds the harness bound".into(),
+            ));
+        }
+    }
+    Ok(Bytes::from(out))
+}
+
+fn prefixed(body: Bytes) -> Result<Bytes, MaterialiseError> {
+    let n = u32::try_from(body.len())
+        .map_err(|_| MaterialiseError::NotApplicable("frame body does not fit u32".into()))?;
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.put_u32(n);
+    out.extend_from_slice(&body);
+    Ok(Bytes::from(out))
+}
+
+fn code(s: &str) -> Result<ErrorCode, MaterialiseError> {
+    s.parse()
+        .map_err(|e: swp_core::UnknownCodeName| MaterialiseError::Invalid(e.to_string()))
+}
+
+fn fields(ctx: &Ctx<'_>, f: &FieldsSpec) -> Result<Fields, MaterialiseError> {
+    let n = |v: &Option<Num>| v.as_ref().map(|n| ctx.num(n)).transpose();
+    let d = |v: &Option<Data>| -> Result<Option<Bytes>, MaterialiseError> {
+        v.as_ref()
+            .map(|d| {
+                ctx.data(d)?.ok_or_else(|| {
+                    MaterialiseError::Invalid("`body_len` cannot be used in an assertion".into())
+                })
+            })
+            .transpose()
+    };
+    let exts = |v: &Option<Vec<ExtSpec>>| -> Result<Option<Vec<(u64, Bytes)>>, MaterialiseError> {
+        v.as_ref()
+            .map(|xs| {
+                xs.iter()
+                    .map(|x| {
+                        let val = ctx.data(&x.value)?.ok_or_else(|| {
+                            MaterialiseError::Invalid(
+                                "`body_len` cannot be used in an assertion".into(),
+                            )
+                        })?;
+                        Ok((ctx.num(&x.ext_type)?, val))
+                    })
+                    .collect()
+            })
+            .transpose()
+    };
+    Ok(Fields {
+        version: n(&f.version)?,
+        profile_id: n(&f.profile_id)?,
+        msg_type: n(&f.msg_type)?,
+        flags: n(&f.flags)?,
+        ts_unix_ms: n(&f.ts_unix_ms)?,
+        msg_id: d(&f.msg_id)?,
+        payload: d(&f.payload)?,
+        extensions: exts(&f.extensions)?,
+    })
+}
+
+fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, MaterialiseError> {
+    Ok(Some(match e {
+        Expect::Accept(a) => Expectation::Accept {
+            fields: a
+                .fields
+                .as_ref()
+                .map(|f| fields(ctx, f))
+                .transpose()?
+                .unwrap_or_default(),
+            unknown_flags: a.unknown_flags.as_ref().map(|n| ctx.num(n)).transpose()?,
+        },
+        Expect::Reject(RejectSpec::Code(c)) => Expectation::Reject {
+            allowed: vec![code(c)?],
+            terminates: None,
+            code_requirements: Vec::new(),
+        },
+        Expect::Reject(RejectSpec::Full(f)) => {
+            let mut allowed = vec![code(&f.code)?];
+            for c in &f.also {
+                allowed.push(code(c)?);
+            }
+            Expectation::Reject {
+                allowed,
+                terminates: f.terminates,
+                code_requirements: f.code_requirements.clone(),
+            }
+        }
+        // `nothing` is the empty list of events.
+        Expect::Nothing => return Ok(None),
+        Expect::Close => Expectation::Close,
+        Expect::Silence(s) => Expectation::Silence {
+            ms: ctx.num(&s.ms)?,
+        },
+    }))
+}
+
+/// Materialises `v` against `params`.
+pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, MaterialiseError> {
+    let now = params.get("NOW_MS").copied().unwrap_or(0);
+    let mut ctx = Ctx {
+        params,
+        now,
+        ordinal: 0,
+    };
+    let mut out = Vec::new();
+    for (i, s) in v.steps.iter().enumerate() {
+        let reps = ctx.opt(&s.repeat, 1)?;
+        if reps > 100_000 {
+            return Err(MaterialiseError::NotApplicable(format!(
+                "step {i} repeats {reps} times; the harness bound is 100000"
+            )));
+        }
+        let at = ctx.opt(&s.at_ms, 0)?;
+        let now_ms = now
+            .checked_add(at)
+            .ok_or_else(|| MaterialiseError::Invalid(format!("step {i}: clock overflows")))?;
+        let mut expect = Vec::new();
+        for e in s.expect.as_slice() {
+            expect.extend(expectation(&ctx, e)?);
+        }
+        for rep in 0..reps {
+            let action = match &s.send {
+                Some(sd) => Action::Send(send(&mut ctx, sd)?),
+                None => Action::End,
+            };
+            out.push(ConcreteStep {
+                step: i,
+                rep,
+                note: s.note.clone(),
+                now_ms,
+                action,
+                expect: expect.clone(),
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,121 @@
+//! The one result model every reporter reads: per-vector verdicts with their evidence,
+//! per-requirement verdicts, and the run's identity.
+
+use serde::{Deserialize, Serialize};
+
+/// The verdict for one vector (`DESIGN.md` §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every expectation held.
+    Pass,
+    /// An expectation did not hold.
+    Fail,
+    /// A reject was observed but its code cannot be observed on this SUT's wire.
+    RejectCodeNotObservable,
+    /// The manifest does not claim what the vector needs.
+    NotApplicable,
+    /// The SUT said it does not support what the vector needs.
+    Unsupported,
+    /// The SUT did not answer in time.
+    Timeout,
+    /// The SUT process died.
+    Crash,
+    /// The harness could not run the vector (a vector or harness bug).
+    HarnessError,
+}
+
+impl Verdict {
+    /// Whether the vector was executed against the SUT (v1 `results[]` membership).
+    pub fn executed(self) -> bool {
+        !matches!(self, Verdict::NotApplicable)
+    }
+
+    /// Whether it counts as a failure of the SUT when the vector's requirement is absolute.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Verdict::Fail | Verdict::Timeout | Verdict::Crash | Verdict::HarnessError
+        )
+    }
+
+    /// Kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::RejectCodeNotObservable => "reject-code-not-observable",
+            Verdict::NotApplicable => "not-applicable",
+            Verdict::Unsupported => "unsupported",
+            Verdict::Timeout => "timeout",
+            Verdict::Crash => "crash",
+            Verdict::HarnessError => "harness-error",
+        }
+    }
+}
+
+/// Direction of a transcript entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dir {
+    /// Harness to SUT.
+    Sent,
+    /// SUT to harness.
+    Received,
+    /// A note from the harness.
+    Note,
+}
+
+/// One transcript line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranscriptEntry {
+    /// Milliseconds since the vector started (0 for the codec method, whose clock is virtual).
+    pub t_ms: u64,
+    /// Direction.
+    pub dir: Dir,
+    /// Hex octets (abbreviated past 256 octets) or text.
+    pub data: String,
+}
+
+/// The outcome of one vector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorResult {
+    /// Vector id.
+    pub vector_id: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Vector file, relative to the catalog's parent.
+    pub path: String,
+    /// Method used (`codec` or `session`), absent when not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Verdict.
+    pub verdict: Verdict,
+    /// `verdict == pass` (runner output schema v1).
+    pub pass: bool,
+    /// Canonical requirement IDs exercised.
+    pub requirements: Vec<String>,
+    /// Whether a failure fails the run: some requirement is absolute (MUST/SHALL/REQUIRED).
+    pub absolute: bool,
+    /// What was expected (at the deciding step).
+    pub expected: String,
+    /// What was observed (at the deciding step).
+    pub observed: String,
+    /// Recommended canonical code expected, if a reject was expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_error_code: Option<String>,
+    /// Canonical code observed, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_error_code: Option<String>,
+    /// Alias observed, when the SUT reported one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_code: Option<String>,
+    /// v1: fallback evaluation is never used by this runner.
+    pub used_fallback: bool,
+    /// Why, for anything but a plain pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Both directions, kept for every vector and printed for failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<TranscriptEntry>,
+}

@@ -1,0 +1,67 @@
+//! The console summary: one line per vector that did not pass (with its transcript for
+//! failures), then counts. Plain text so it reads the same in a terminal and a CI log.
+
+use super::json::{fails_run, Report};
+use crate::model::{Dir, Verdict};
+use std::fmt::Write;
+
+/// Renders the summary.
+pub fn summary(rep: &Report, strict: bool, transcripts: bool) -> String {
+    let mut s = String::new();
+    for r in &rep.results {
+        if r.verdict == Verdict::Pass {
+            continue;
+        }
+        let tag = if fails_run(r, strict) {
+            "FAIL"
+        } else if r.verdict.is_failure() {
+            "WARN"
+        } else {
+            "NOTE"
+        };
+        let _ = writeln!(
+            s,
+            "{tag} {} [{}] {}",
+            r.vector_id,
+            r.verdict.as_str(),
+            r.requirements.join(", ")
+        );
+        let _ = writeln!(s, "     expected: {}", r.expected);
+        let _ = writeln!(s, "     observed: {}", r.observed);
+        if let Some(d) = &r.detail {
+            let _ = writeln!(s, "     detail:   {d}");
+        }
+        let _ = writeln!(s, "     file:     {}", r.path);
+        if transcripts && r.verdict != Verdict::RejectCodeNotObservable {
+            for t in &r.transcript {
+                let arrow = match t.dir {
+                    Dir::Sent => "→",
+                    Dir::Received => "←",
+                    Dir::Note => "·",
+                };
+                let _ = writeln!(s, "     {arrow} +{}ms {}", t.t_ms, t.data);
+            }
+        }
+    }
+    let counts: Vec<String> = rep
+        .verdicts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "{}: {} vectors selected, {} executed: {}",
+        rep.sut.reported,
+        rep.total + rep.not_applicable.len(),
+        rep.total,
+        counts.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "{} passed, {} failed{}",
+        rep.passed,
+        rep.failed,
+        if rep.run_failed { "  (run FAILED)" } else { "" }
+    );
+    s
+}

@@ -1,0 +1,4 @@
+//! Reporters: each turns the one result model into one format. None of them runs anything.
+
+pub mod console;
+pub mod json;

@@ -1,0 +1,224 @@
+//! Testee protocol v1 messages (`docs/testee-protocol.md`): JSON documents, each preceded
+//! by a 4-octet big-endian length, on the testee's stdin (requests) and stdout (replies).
+
+use bytes::Bytes;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Protocol version spoken by this build.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// Largest message either side accepts; larger length prefixes are a protocol error.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Octets carried as a lowercase hex string.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
+pub struct Hex(pub Bytes);
+
+impl Serialize for Hex {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hex::encode(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        hex::decode(s.as_bytes())
+            .map(|v| Hex(Bytes::from(v)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Every request: an id echoed in the reply, an operation name and its arguments.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request<A> {
+    /// Correlates the reply.
+    pub id: u64,
+    /// Operation name.
+    pub op: String,
+    /// Operation arguments.
+    pub args: A,
+}
+
+/// `hello`: the first request; the testee names itself and what it supports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelloRequest {
+    /// The harness's name and version.
+    pub harness: String,
+    /// The protocol version the harness speaks.
+    pub protocol: u32,
+}
+
+/// The `hello` reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelloReply {
+    /// Implementation name.
+    pub name: String,
+    /// Implementation version.
+    pub version: String,
+    /// Protocol version the testee speaks.
+    pub protocol: u32,
+    /// Operations it supports (for example `decode`).
+    pub supports: Vec<String>,
+}
+
+/// Limits the testee must apply (core-spec §3.1-3.2, E1 §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// `MAX_FRAME_BYTES`.
+    pub max_frame_bytes: u32,
+    /// `MIN_MSG_ID_BYTES`.
+    pub min_msg_id_bytes: u64,
+    /// `MAX_MSG_ID_BYTES`.
+    pub max_msg_id_bytes: u64,
+    /// `MAX_EXT_BYTES`.
+    pub max_ext_bytes: u64,
+    /// `MAX_PAYLOAD_BYTES`.
+    pub max_payload_bytes: u64,
+}
+
+/// A frame-rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSpec {
+    /// Frames per window.
+    pub frames: u32,
+    /// Window in ms.
+    pub window_ms: u64,
+}
+
+/// Receiver policy the testee must apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Enforce `ts_unix_ms` freshness.
+    pub timestamp_freshness: bool,
+    /// `MAX_CLOCK_SKEW_MS`.
+    pub max_clock_skew_ms: u64,
+    /// Frame-rate limit, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimitSpec>,
+}
+
+/// The receiver configuration for one `decode` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodecConfig {
+    /// Size limits.
+    pub limits: LimitsSpec,
+    /// Policy.
+    pub policy: PolicySpec,
+    /// Profile IDs the receiver treats as known.
+    pub known_profiles: Vec<u64>,
+}
+
+/// Octets that arrive together, at receiver time `now_ms`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chunk {
+    /// Receiver clock for this chunk, ms since the Unix epoch.
+    pub now_ms: u64,
+    /// The octets.
+    pub bytes: Hex,
+}
+
+/// `decode`: run one fresh receiver over a stream given as chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecodeRequest {
+    /// Receiver configuration.
+    pub config: CodecConfig,
+    /// The stream, in arrival order.
+    pub chunks: Vec<Chunk>,
+    /// Whether the stream ends after the last chunk.
+    pub end_of_stream: bool,
+}
+
+/// One extension entry of a decoded envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionView {
+    /// `ext_type`.
+    pub ext_type: u64,
+    /// `ext_val`.
+    pub value: Hex,
+}
+
+/// A decoded envelope as the testee reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeView {
+    /// `version`.
+    pub version: u64,
+    /// `profile_id`.
+    pub profile_id: u64,
+    /// `msg_type`.
+    pub msg_type: u64,
+    /// `flags`.
+    pub flags: u64,
+    /// `ts_unix_ms`.
+    pub ts_unix_ms: u64,
+    /// `msg_id`.
+    pub msg_id: Hex,
+    /// Extension entries in wire order.
+    pub extensions: Vec<ExtensionView>,
+    /// `payload`.
+    pub payload: Hex,
+}
+
+/// What the receiver did with one frame (or with the stream).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    /// A frame was accepted.
+    Accept {
+        /// The decoded envelope.
+        envelope: EnvelopeView,
+        /// Unknown flag bits the receiver surfaced, if it surfaces them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unknown_flags: Option<u64>,
+    },
+    /// A frame or the stream was rejected.
+    Reject {
+        /// Canonical `ERR_*` code, when the implementation knows it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        /// Runtime or legacy alias, when the implementation uses one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        alias: Option<String>,
+        /// Human-readable reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        /// Whether the stream is terminated after this reject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        terminated: Option<bool>,
+    },
+}
+
+/// The `decode` reply: the events each chunk produced, then those of end of stream.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecodeReply {
+    /// `chunks[i]` holds the events chunk `i` completed.
+    pub chunks: Vec<Vec<Event>>,
+    /// Events at end of stream (a truncation reject), empty when the stream did not end.
+    pub end: Vec<Event>,
+}
+
+/// Every reply: exactly one of `ok`, `unsupported` or `error`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reply<T> {
+    /// The request's id.
+    pub id: u64,
+    /// Success.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<T>,
+    /// The testee does not implement this operation or option; the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+    /// The testee failed to process the request (not a protocol verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}

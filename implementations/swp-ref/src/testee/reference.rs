@@ -1,0 +1,110 @@
+//! The reference implementation's answers to testee requests, built on swp-core. The
+//! harness calls these directly for its in-process SUT, so in-process and testee runs
+//! execute the same code.
+
+use super::proto::{
+    CodecConfig, DecodeReply, DecodeRequest, EnvelopeView, Event, ExtensionView, Hex,
+};
+use swp_core::limits::{Limits, Policy, RateLimit};
+use swp_core::{Envelope, Receiver};
+
+/// The configuration could not be turned into a receiver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The limits are incoherent.
+    #[error("limits: {0}")]
+    Limits(#[from] swp_core::limits::LimitsError),
+    /// A limit does not fit this platform.
+    #[error("limit {0} does not fit in usize")]
+    Overflow(&'static str),
+}
+
+fn usize_of(v: u64, name: &'static str) -> Result<usize, ConfigError> {
+    usize::try_from(v).map_err(|_| ConfigError::Overflow(name))
+}
+
+/// Builds swp-core limits and policy from a testee configuration.
+pub fn receiver_config(c: &CodecConfig) -> Result<(Limits, Policy), ConfigError> {
+    let limits = Limits {
+        max_frame_bytes: c.limits.max_frame_bytes,
+        min_msg_id_bytes: usize_of(c.limits.min_msg_id_bytes, "min_msg_id_bytes")?,
+        max_msg_id_bytes: usize_of(c.limits.max_msg_id_bytes, "max_msg_id_bytes")?,
+        max_ext_bytes: usize_of(c.limits.max_ext_bytes, "max_ext_bytes")?,
+        max_payload_bytes: usize_of(c.limits.max_payload_bytes, "max_payload_bytes")?,
+    };
+    limits.check()?;
+    let policy = Policy {
+        timestamp_freshness: c.policy.timestamp_freshness,
+        max_clock_skew_ms: c.policy.max_clock_skew_ms,
+        rate_limit: c.policy.rate_limit.map(|r| RateLimit {
+            frames: r.frames,
+            window_ms: r.window_ms,
+        }),
+        ..Policy::default()
+    };
+    Ok((limits, policy))
+}
+
+/// The testee view of an envelope.
+pub fn envelope_view(e: &Envelope) -> EnvelopeView {
+    EnvelopeView {
+        version: e.version,
+        profile_id: e.profile_id,
+        msg_type: e.msg_type,
+        flags: e.flags,
+        ts_unix_ms: e.ts_unix_ms,
+        msg_id: Hex(e.msg_id.clone()),
+        extensions: e
+            .extensions
+            .iter()
+            .map(|x| ExtensionView {
+                ext_type: x.ext_type,
+                value: Hex(x.value),
+            })
+            .collect(),
+        payload: Hex(e.payload.clone()),
+    }
+}
+
+fn event(ev: swp_core::Event) -> Event {
+    match ev {
+        swp_core::Event::Accepted {
+            envelope,
+            validated,
+        } => Event::Accept {
+            envelope: envelope_view(&envelope),
+            unknown_flags: Some(validated.unknown_flags),
+        },
+        swp_core::Event::Rejected {
+            error, terminated, ..
+        } => Event::Reject {
+            code: Some(error.code().as_str().to_owned()),
+            alias: None,
+            detail: Some(error.to_string()),
+            terminated: Some(terminated),
+        },
+    }
+}
+
+/// Runs one fresh receiver over the request's stream.
+pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
+    let (limits, policy) = receiver_config(&req.config)?;
+    let known = &req.config.known_profiles;
+    let mut rx = Receiver::new(limits, policy);
+    let mut reply = DecodeReply {
+        chunks: Vec::with_capacity(req.chunks.len()),
+        end: Vec::new(),
+    };
+    for chunk in &req.chunks {
+        rx.feed(&chunk.bytes.0);
+        let mut events = Vec::new();
+        while let Some(ev) = rx.poll(chunk.now_ms, |p| known.contains(&p)) {
+            events.push(event(ev));
+        }
+        reply.chunks.push(events);
+    }
+    if req.end_of_stream {
+        reply.end.extend(rx.finish().map(event));
+    }
+    Ok(reply)
+}

@@ -1,0 +1,136 @@
+//! The testee serving loop: length-prefixed JSON requests on a reader, replies on a writer.
+//! Synchronous on purpose: one request at a time is the protocol, and blocking pipes are
+//! the fastest way to serve it.
+
+use super::proto::{
+    DecodeRequest, HelloReply, HelloRequest, Reply, Request, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+};
+use super::reference;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::io::{self, Read, Write};
+
+/// Operations the reference testee supports.
+pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "shutdown"];
+
+/// Reads one length-prefixed message; `Ok(None)` on a clean end of input.
+pub fn read_message(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
+    let mut prefix = [0u8; 4];
+    match r.read_exact(&mut prefix) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes(prefix) as usize;
+    if len > MAX_MESSAGE_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("message of {len} octets exceeds the {MAX_MESSAGE_BYTES}-octet bound"),
+        ));
+    }
+    // Read through `take` so memory grows only as octets arrive.
+    let mut buf = Vec::new();
+    r.take(len as u64).read_to_end(&mut buf)?;
+    if buf.len() != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("input ended after {} of {len} message octets", buf.len()),
+        ));
+    }
+    Ok(Some(buf))
+}
+
+/// Writes one length-prefixed message.
+pub fn write_message(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(body.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "message too large"))?;
+    w.write_all(&len.to_be_bytes())?;
+    w.write_all(body)?;
+    w.flush()
+}
+
+fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {
+    let (ok, error) = match r {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e)),
+    };
+    serde_json::to_vec(&Reply {
+        id,
+        ok,
+        unsupported: None,
+        error,
+    })
+    .unwrap_or_else(|e| format!(r#"{{"id":{id},"error":"cannot encode reply: {e}"}}"#).into_bytes())
+}
+
+fn unsupported(id: u64, why: String) -> Vec<u8> {
+    serde_json::to_vec(&Reply::<()> {
+        id,
+        ok: None,
+        unsupported: Some(why),
+        error: None,
+    })
+    .unwrap_or_default()
+}
+
+/// Answers one request message. Returns the reply and whether to stop serving.
+pub fn answer(msg: &[u8]) -> (Vec<u8>, bool) {
+    let header: Request<&RawValue> = match serde_json::from_slice(msg) {
+        Ok(h) => h,
+        Err(e) => {
+            return (
+                reply::<()>(0, Err(format!("request is not a testee request: {e}"))),
+                false,
+            )
+        }
+    };
+    let id = header.id;
+    match header.op.as_str() {
+        "hello" => {
+            let r = serde_json::from_str::<HelloRequest>(header.args.get())
+                .map_err(|e| format!("bad hello: {e}"))
+                .and_then(|h| {
+                    if h.protocol == PROTOCOL_VERSION {
+                        Ok(HelloReply {
+                            name: "swp-ref".into(),
+                            version: env!("CARGO_PKG_VERSION").into(),
+                            protocol: PROTOCOL_VERSION,
+                            supports: SUPPORTED_OPS.iter().map(|s| s.to_string()).collect(),
+                        })
+                    } else {
+                        Err(format!(
+                            "harness speaks protocol {}, this testee speaks {PROTOCOL_VERSION}",
+                            h.protocol
+                        ))
+                    }
+                });
+            (reply(id, r), false)
+        }
+        "decode" => {
+            let r = serde_json::from_str::<DecodeRequest>(header.args.get())
+                .map_err(|e| format!("bad decode request: {e}"))
+                .and_then(|req| reference::decode(&req).map_err(|e| e.to_string()));
+            (reply(id, r), false)
+        }
+        "shutdown" => (reply(id, Ok(())), true),
+        other => (
+            unsupported(
+                id,
+                format!("operation {other:?} is not implemented by swp-ref"),
+            ),
+            false,
+        ),
+    }
+}
+
+/// Serves requests until end of input or `shutdown`.
+pub fn serve(input: &mut impl Read, output: &mut impl Write) -> io::Result<()> {
+    while let Some(msg) = read_message(input)? {
+        let (out, stop) = answer(&msg);
+        write_message(output, &out)?;
+        if stop {
+            break;
+        }
+    }
+    Ok(())
+}

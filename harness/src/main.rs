@@ -52,9 +52,9 @@ enum Cmd {
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
-        /// Write DIR/report.json.
-        #[arg(long)]
-        out: Option<PathBuf>,
+        /// Write the reports into DIR (report.json).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
         /// Failed SHOULD-level vectors fail the run too.
         #[arg(long)]
         strict: bool,

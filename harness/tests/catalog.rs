@@ -1,2 +1,248 @@
-//! Placeholder.
-fn main() {}
+//! Every vector of the catalog as its own test, run in-process and through the reference
+//! testee (`inproc::core::core_0005_...`, `testee::core::core_0005_...`), plus checks on the
+//! catalog itself: the spec kit's catalog IDs are all accounted for, the checked-in JSON
+//! Schemas match the Rust types, and in-process and testee verdicts agree.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use swp_conform::catalog::{self, Catalog};
+use swp_conform::driver::inproc::InProcess;
+use swp_conform::driver::testee::TesteeDriver;
+use swp_conform::engine::Engine;
+use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::sut::Sut;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn catalog() -> &'static Catalog {
+    static CAT: OnceLock<Catalog> = OnceLock::new();
+    CAT.get_or_init(|| match catalog::load::load(&root().join("vectors")) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    })
+}
+
+fn outcome(r: &VectorResult) -> Result<(), Failed> {
+    match r.verdict {
+        Verdict::Pass | Verdict::NotApplicable => Ok(()),
+        _ => Err(format!(
+            "{} [{}]\n  expected: {}\n  observed: {}\n  detail: {}\n  transcript:\n{}",
+            r.vector_id,
+            r.verdict.as_str(),
+            r.expected,
+            r.observed,
+            r.detail.as_deref().unwrap_or(""),
+            r.transcript
+                .iter()
+                .map(|t| format!("    {:?} +{}ms {}", t.dir, t.t_ms, t.data))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+        .into()),
+    }
+}
+
+fn meta_index_complete() -> Result<(), Failed> {
+    let cat = catalog();
+    let mut problems = Vec::new();
+    let spec: String = std::fs::read_to_string(
+        root().join("../shared/swp-spec-kit/conformance/vectors/catalog.md"),
+    )
+    .unwrap_or_default();
+    for e in &cat.index.catalog {
+        let has = cat.vectors.iter().any(|v| v.vector.id == e.id);
+        match (has, &e.excluded, &e.pending) {
+            (true, None, None) | (false, Some(_), None) | (false, None, Some(_)) => {}
+            (true, _, _) => problems.push(format!(
+                "{}: has a vector but is marked excluded/pending",
+                e.id
+            )),
+            (false, None, None) => problems.push(format!(
+                "{}: no vector and no exclusion or pending reason",
+                e.id
+            )),
+            (false, Some(_), Some(_)) => {
+                problems.push(format!("{}: both excluded and pending", e.id))
+            }
+        }
+        if !spec.is_empty() && !spec.contains(&format!("`{}`", e.id)) {
+            problems.push(format!("{}: not in the spec kit's catalog.md", e.id));
+        }
+    }
+    // The index must list every catalog id of the spec kit when it is available.
+    for line in spec.lines() {
+        if let Some(id) = line.split('`').nth(1) {
+            if line
+                .trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+                && !cat.index.catalog.iter().any(|e| e.id == id)
+            {
+                problems.push(format!(
+                    "{id}: in catalog.md but missing from catalog-index.yaml"
+                ));
+            }
+        }
+    }
+    // core_* and e1_* may only be excluded or pending with a reason naming why.
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn meta_schemas_in_sync() -> Result<(), Failed> {
+    let dir = root().join("docs/schema");
+    let mut stale = Vec::new();
+    for (name, text) in swp_conform::schema::all() {
+        let on_disk = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        if on_disk != text {
+            stale.push(name);
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "docs/schema is stale for {}: run `cargo run -p swp-conform -- schema docs/schema`",
+            stale.join(", ")
+        )
+        .into())
+    }
+}
+
+fn meta_manifests_load() -> Result<(), Failed> {
+    let dir = root().join("implementations/manifests");
+    let mut errs = Vec::new();
+    for e in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        if p.extension().is_some_and(|x| x == "yaml") {
+            if let Err(e) = Sut::load(&p) {
+                errs.push(e.to_string());
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("\n").into())
+    }
+}
+
+fn meta_inproc_and_testee_agree(testee: Arc<Mutex<TesteeDriver>>) -> Result<(), Failed> {
+    let cat = catalog();
+    let sut = Sut::builtin().map_err(|e| e.to_string())?;
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let a = Engine {
+        catalog: cat,
+        sut: &sut,
+        driver: &mut InProcess,
+    }
+    .run(&plan, |_| {});
+    let mut guard = testee.lock().map_err(|e| e.to_string())?;
+    let b = Engine {
+        catalog: cat,
+        sut: &sut,
+        driver: &mut *guard,
+    }
+    .run(&plan, |_| {});
+    let key = |r: &VectorResult| {
+        (
+            r.vector_id.clone(),
+            r.verdict,
+            r.observed.clone(),
+            r.observed_error_code.clone(),
+        )
+    };
+    let diffs: Vec<String> = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| key(x) != key(y))
+        .map(|(x, y)| {
+            format!(
+                "{}: in-process {:?}, testee {:?}",
+                x.vector_id,
+                key(x),
+                key(y)
+            )
+        })
+        .collect();
+    if diffs.is_empty() {
+        Ok(())
+    } else {
+        Err(diffs.join("\n").into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let cat = catalog();
+    let sut = Arc::new(Sut::builtin().unwrap_or_else(|e| panic!("{e}")));
+    let log = root().join("target/swp-ref-testee-stderr.log");
+    let testee = Arc::new(Mutex::new(TesteeDriver::new(
+        swp_conform::sut::Start {
+            command: "${SWP_REF}".into(),
+            args: vec!["testee".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+        root(),
+        Duration::from_secs(30),
+        log,
+    )));
+    let mut trials = vec![
+        Trial::test("meta::catalog_index_complete", meta_index_complete),
+        Trial::test("meta::schemas_in_sync", meta_schemas_in_sync),
+        Trial::test("meta::manifests_load", meta_manifests_load),
+        {
+            let t = testee.clone();
+            Trial::test("meta::inproc_and_testee_agree", move || {
+                meta_inproc_and_testee_agree(t)
+            })
+        },
+    ];
+    for lv in &cat.vectors {
+        let na = swp_conform::engine::applicability(&lv.vector, &sut).is_some();
+        for mode in ["inproc", "testee"] {
+            let id = lv.vector.id.clone();
+            let sut = sut.clone();
+            let testee = testee.clone();
+            let name = format!("{mode}::{}::{}", lv.vector.namespace, lv.vector.id);
+            let trial = Trial::test(name, move || {
+                let cat = catalog();
+                let lv = cat
+                    .vectors
+                    .iter()
+                    .find(|v| v.vector.id == id)
+                    .ok_or("vector vanished")?;
+                let r = if mode == "inproc" {
+                    Engine {
+                        catalog: cat,
+                        sut: &sut,
+                        driver: &mut InProcess,
+                    }
+                    .run_one(lv)
+                } else {
+                    let mut g = testee.lock().map_err(|e| e.to_string())?;
+                    Engine {
+                        catalog: cat,
+                        sut: &sut,
+                        driver: &mut *g,
+                    }
+                    .run_one(lv)
+                };
+                outcome(&r)
+            })
+            .with_kind(lv.vector.namespace.clone())
+            .with_ignored_flag(na);
+            trials.push(trial);
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,264 @@
+//! The harness must be able to fail: the catalog runs against deliberately broken codecs and
+//! exactly the vectors that test the broken rule fail, naming the broken requirement.
+//!
+//! Each mutant wraps the reference and changes one behaviour the way a buggy decoder would:
+//! it rewrites what the reference sees or reports, never the verdicts.
+
+use bytes::Bytes;
+use std::collections::BTreeSet;
+use std::path::Path;
+use swp_conform::catalog::{self, Catalog};
+use swp_conform::driver::inproc::InProcess;
+use swp_conform::driver::{Answer, CodecDriver, DriverError};
+use swp_conform::engine::Engine;
+use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::sut::Sut;
+use swp_core::uvarint;
+use swp_ref::testee::proto::{Chunk, DecodeReply, DecodeRequest, Event, Hex};
+
+#[derive(Clone, Copy, Debug)]
+enum Bug {
+    /// Treats a zero length prefix as a keep-alive and skips it.
+    AcceptsZeroLength,
+    /// Reads uvarints of up to 11 octets.
+    AcceptsElevenOctetUvarint,
+    /// Does not check msg_id length against MIN/MAX_MSG_ID_BYTES.
+    IgnoresMsgIdBound,
+    /// Reads msg_type differently when unknown flag bit 0x8000 is set.
+    FlagChangesMsgType,
+}
+
+struct Mutant(Bug);
+
+/// Walks frame boundaries across chunks, letting `rewrite` replace each complete frame
+/// (prefix + body) that lies within one chunk, or drop it.
+fn rewrite_frames(
+    req: &DecodeRequest,
+    rewrite: impl Fn(&[u8]) -> Option<Vec<u8>>,
+) -> DecodeRequest {
+    let mut out = req.clone();
+    for chunk in &mut out.chunks {
+        let b = &chunk.bytes.0;
+        let mut new = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b.len() - i >= 4 {
+                let n = u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as usize;
+                if b.len() - i - 4 >= n {
+                    match rewrite(&b[i..i + 4 + n]) {
+                        Some(r) => new.extend_from_slice(&r),
+                        None => {}
+                    }
+                    i += 4 + n;
+                    continue;
+                }
+            }
+            new.extend_from_slice(&b[i..]);
+            break;
+        }
+        *chunk = Chunk {
+            now_ms: chunk.now_ms,
+            bytes: Hex(Bytes::from(new)),
+        };
+    }
+    out
+}
+
+/// A lenient uvarint: up to 11 octets, high bits silently dropped.
+fn lenient(b: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    for k in 0..11 {
+        let x = *b.get(*pos)?;
+        *pos += 1;
+        if k < 10 {
+            v |= u64::from(x & 0x7f).wrapping_shl(7 * k as u32);
+        }
+        if x & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Re-encodes a frame whose uvarints are up to 11 octets long canonically.
+fn canonicalise(frame: &[u8]) -> Option<Vec<u8>> {
+    let body = &frame[4..];
+    let mut pos = 0;
+    let mut ints = Vec::new();
+    for _ in 0..5 {
+        ints.push(lenient(body, &mut pos)?);
+    }
+    let mut fields = Vec::new();
+    for _ in 0..3 {
+        let len = lenient(body, &mut pos)? as usize;
+        let v = body.get(pos..pos.checked_add(len)?)?.to_vec();
+        pos += len;
+        fields.push(v);
+    }
+    if pos != body.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for v in ints {
+        uvarint::encode(v, &mut out);
+    }
+    for f in fields {
+        uvarint::encode(f.len() as u64, &mut out);
+        out.extend_from_slice(&f);
+    }
+    let mut framed = (out.len() as u32).to_be_bytes().to_vec();
+    framed.extend_from_slice(&out);
+    Some(framed)
+}
+
+impl CodecDriver for Mutant {
+    fn describe(&self) -> String {
+        format!("mutant {:?}", self.0)
+    }
+
+    fn decode(&mut self, req: &DecodeRequest) -> Result<Answer<DecodeReply>, DriverError> {
+        match self.0 {
+            Bug::AcceptsZeroLength => {
+                let req =
+                    rewrite_frames(req, |f| if f.len() == 4 { None } else { Some(f.to_vec()) });
+                InProcess.decode(&req)
+            }
+            Bug::AcceptsElevenOctetUvarint => {
+                let req =
+                    rewrite_frames(req, |f| Some(canonicalise(f).unwrap_or_else(|| f.to_vec())));
+                InProcess.decode(&req)
+            }
+            Bug::IgnoresMsgIdBound => {
+                let mut req = req.clone();
+                req.config.limits.min_msg_id_bytes = 1;
+                req.config.limits.max_msg_id_bytes = u64::from(u32::MAX);
+                InProcess.decode(&req)
+            }
+            Bug::FlagChangesMsgType => {
+                let mut rep = match InProcess.decode(req)? {
+                    Answer::Ok(r) => r,
+                    other => return Ok(other),
+                };
+                for ev in rep.chunks.iter_mut().flatten() {
+                    if let Event::Accept { envelope, .. } = ev {
+                        if envelope.flags & 0x8000 != 0 {
+                            envelope.msg_type = envelope.msg_type.wrapping_add(0x100);
+                        }
+                    }
+                }
+                Ok(Answer::Ok(rep))
+            }
+        }
+    }
+}
+
+fn catalog() -> Catalog {
+    catalog::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors"))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(bug: Bug) -> Vec<VectorResult> {
+    let cat = catalog();
+    let sut = Sut::builtin().unwrap();
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let mut m = Mutant(bug);
+    Engine {
+        catalog: &cat,
+        sut: &sut,
+        driver: &mut m,
+    }
+    .run(&plan, |_| {})
+}
+
+/// Asserts the set of non-passing vectors, and that each names one of `requirements`.
+fn check(bug: Bug, expected: &[&str], requirements: &[&str]) {
+    let results = run(bug);
+    let failed: BTreeSet<&str> = results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    let want: BTreeSet<&str> = expected.iter().copied().collect();
+    assert_eq!(failed, want, "{bug:?}: the vectors that fail");
+    for r in results
+        .iter()
+        .filter(|r| want.contains(r.vector_id.as_str()))
+    {
+        assert_eq!(r.verdict, Verdict::Fail, "{}: {:?}", r.vector_id, r.detail);
+        assert!(
+            r.absolute,
+            "{}: a MUST-level failure must fail the run",
+            r.vector_id
+        );
+        assert!(
+            r.requirements
+                .iter()
+                .any(|q| requirements.contains(&q.as_str())),
+            "{} should name one of {requirements:?}, names {:?}",
+            r.vector_id,
+            r.requirements
+        );
+    }
+}
+
+#[test]
+fn the_reference_passes_every_applicable_vector() {
+    let cat = catalog();
+    let sut = Sut::builtin().unwrap();
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let results = Engine {
+        catalog: &cat,
+        sut: &sut,
+        driver: &mut InProcess,
+    }
+    .run(&plan, |_| {});
+    let bad: Vec<_> = results
+        .iter()
+        .filter(|r| !matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable))
+        .map(|r| (&r.vector_id, r.verdict, &r.detail))
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn accepting_a_zero_length_frame_is_caught() {
+    check(
+        Bug::AcceptsZeroLength,
+        &["core_0003_invalid_zero_length"],
+        &["CORE-004"],
+    );
+}
+
+#[test]
+fn accepting_an_eleven_octet_uvarint_is_caught() {
+    check(
+        Bug::AcceptsElevenOctetUvarint,
+        &["e1_0002_varint_too_long_invalid"],
+        &["E1-001"],
+    );
+}
+
+#[test]
+fn ignoring_the_msg_id_bound_is_caught() {
+    check(
+        Bug::IgnoresMsgIdBound,
+        &[
+            "core_0010_invalid_msg_id_short",
+            "core_0011_invalid_msg_id_long",
+        ],
+        &["CORE-036"],
+    );
+}
+
+#[test]
+fn a_flag_that_changes_a_field_is_caught() {
+    check(
+        Bug::FlagChangesMsgType,
+        &[
+            "core_0013_unknown_flags_set",
+            "core_0026_unknown_flags_no_reinterpretation",
+            "e1_0122_ten_octet_uvarints_accepted",
+        ],
+        &["CORE-031", "CORE-032"],
+    );
+}

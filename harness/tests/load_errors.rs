@@ -1,0 +1,111 @@
+//! A catalog with mistakes is rejected with every problem named by file, line and column and
+//! what was expected: unknown fields, unknown requirements, duplicate ids, bad codes and
+//! bad expressions.
+
+use std::path::{Path, PathBuf};
+
+const REQS: &str = "document: core-spec\ntitle: T\nrequirements:\n  - id: CORE-001\n    level: MUST\n    section: \"3\"\n    summary: s\n    testable: codec\n    aliases: [C-001]\n";
+const INDEX: &str = "source: test\ncatalog: []\n";
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("requirements")).unwrap();
+    std::fs::create_dir_all(d.join("core")).unwrap();
+    std::fs::write(d.join("requirements/core-spec.yaml"), REQS).unwrap();
+    std::fs::write(d.join("catalog-index.yaml"), INDEX).unwrap();
+    d
+}
+
+fn vector(id: &str, body: &str) -> String {
+    format!("id: {id}\ntitle: t\nnamespace: core\nrequirements: [CORE-001]\nmethods: [codec]\nsteps:\n{body}")
+}
+
+fn problems(dir: &Path) -> Vec<String> {
+    match swp_conform::catalog::load::load(dir) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.0.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+#[test]
+fn a_good_catalog_loads_and_aliases_resolve() {
+    let d = scratch("good");
+    let v = vector(
+        "core_0001_x",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    )
+    .replace("[CORE-001]", "[C-001]");
+    std::fs::write(d.join("core/core_0001_x.yaml"), v).unwrap();
+    assert_eq!(problems(&d), Vec::<String>::new());
+}
+
+#[test]
+fn unknown_field_is_named_with_line_and_column() {
+    let d = scratch("unknown_field");
+    let v = vector(
+        "core_0001_x",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n    colour: blue\n",
+    );
+    std::fs::write(d.join("core/core_0001_x.yaml"), v).unwrap();
+    let p = problems(&d);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("core_0001_x.yaml:9:"), "{}", p[0]);
+    assert!(p[0].contains("colour"), "{}", p[0]);
+}
+
+#[test]
+fn unknown_requirement_duplicate_id_bad_code_and_bad_expression_are_all_reported() {
+    let d = scratch("many");
+    std::fs::create_dir_all(d.join("e1")).unwrap();
+    let bad_req = vector(
+        "core_0001_x",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    )
+    .replace("[CORE-001]", "[CORE-999]");
+    std::fs::write(d.join("core/core_0001_x.yaml"), bad_req).unwrap();
+    let bad_code = vector(
+        "core_0002_y",
+        "  - send: {frame: {}}\n    expect: {reject: ERR_NOPE}\n",
+    );
+    std::fs::write(d.join("core/core_0002_y.yaml"), bad_code).unwrap();
+    let bad_expr = vector(
+        "core_0003_z",
+        "  - send: {raw: [{u32be: \"${MAX_FRAME} + 1\"}]}\n    expect: nothing\n",
+    );
+    std::fs::write(d.join("core/core_0003_z.yaml"), bad_expr).unwrap();
+    // Same id as core_0002_y, in a file of another name: both the file-name rule and the
+    // duplicate rule fire.
+    let dup = vector(
+        "core_0002_y",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    );
+    std::fs::write(d.join("core/core_0004_w.yaml"), dup).unwrap();
+    let p = problems(&d).join("\n");
+    assert!(
+        p.contains("core_0001_x.yaml:4:") && p.contains("unknown requirement \"CORE-999\""),
+        "{p}"
+    );
+    assert!(
+        p.contains("core_0002_y.yaml:8:") && p.contains("\"ERR_NOPE\" is not a canonical"),
+        "{p}"
+    );
+    assert!(
+        p.contains("core_0003_z.yaml:7:") && p.contains("unknown parameter ${MAX_FRAME}"),
+        "{p}"
+    );
+    assert!(p.contains("duplicate vector id \"core_0002_y\""), "{p}");
+    assert!(p.contains("must equal the file name"), "{p}");
+}
+
+#[test]
+fn a_malformed_requirement_file_is_rejected() {
+    let d = scratch("bad_reqs");
+    std::fs::write(
+        d.join("requirements/core-spec.yaml"),
+        REQS.replace("level: MUST", "level: MUSTN'T"),
+    )
+    .unwrap();
+    let p = problems(&d).join("\n");
+    assert!(p.contains("core-spec.yaml:5:"), "{p}");
+}

@@ -8,7 +8,7 @@ use crate::evaluate::{self, describe_expected};
 use crate::materialize::{self, Action, ConcreteStep, MaterialiseError};
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use crate::sut::{codec_config_of, Sut};
-use swp_ref::testee::proto::{Chunk, DecodeRequest, Hex};
+use swp_ref::testee::proto::{Chunk, DecodeRequest, Event, Hex};
 
 /// The receiver clock origin for the codec method: fixed so runs are reproducible.
 pub const CODEC_NOW_MS: u64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -27,6 +27,51 @@ pub fn transcript_hex(b: &[u8]) -> String {
             b.len()
         )
     }
+}
+
+/// Renders events for a transcript: the SUT's answer with octet strings abbreviated, so a
+/// multi-megabyte payload costs a few hundred octets of report, not its full hex.
+pub fn transcript_events(events: &[Event]) -> String {
+    events
+        .iter()
+        .map(|e| match e {
+            Event::Accept {
+                envelope: v,
+                unknown_flags,
+            } => {
+                let exts: Vec<String> = v
+                    .extensions
+                    .iter()
+                    .map(|x| format!("{}={}", x.ext_type, transcript_hex(&x.value.0)))
+                    .collect();
+                format!(
+                    "accept version={} profile_id={} msg_type={} flags={:#x} ts_unix_ms={} msg_id={} extensions=[{}] payload={}{}",
+                    v.version,
+                    v.profile_id,
+                    v.msg_type,
+                    v.flags,
+                    v.ts_unix_ms,
+                    transcript_hex(&v.msg_id.0),
+                    exts.join(","),
+                    transcript_hex(&v.payload.0),
+                    unknown_flags.map(|f| format!(" unknown_flags={f:#x}")).unwrap_or_default()
+                )
+            }
+            Event::Reject {
+                code,
+                alias,
+                detail,
+                terminated,
+            } => format!(
+                "reject code={} alias={} terminated={} detail={}",
+                code.as_deref().unwrap_or("-"),
+                alias.as_deref().unwrap_or("-"),
+                terminated.map_or("-".to_owned(), |t| t.to_string()),
+                detail.as_deref().unwrap_or("-")
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// Why a vector does not apply to this SUT, if it does not.
@@ -265,7 +310,7 @@ impl Engine<'_> {
                 r.transcript.push(TranscriptEntry {
                     t_ms: s.now_ms - CODEC_NOW_MS,
                     dir: Dir::Received,
-                    data: serde_json::to_string(events).unwrap_or_default(),
+                    data: transcript_events(events),
                 });
             }
             let j = evaluate::judge_codec_step(&s.expect, events);

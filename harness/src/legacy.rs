@@ -48,7 +48,8 @@ pub enum Outcome {
 pub enum BindingBehavior {
     /// `stream close`: the reject terminates the stream.
     StreamClose,
-    /// `error response`: a binding-level reply the codec method cannot observe.
+    /// `error response`: the frame is answered with an error and the stream stays open (the
+    /// reply itself is not observable through the codec method).
     ErrorResponse,
     /// `accept`: the same as outcome accept.
     Accept,
@@ -92,8 +93,8 @@ pub struct Check {
 /// How a legacy vector maps onto the harness.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mapping {
-    /// It runs as a codec-method check.
-    Runnable(Check),
+    /// It runs as a codec-method check (boxed: it is ten times the size of a reason).
+    Runnable(Box<Check>),
     /// It cannot run; why.
     Unmapped(String),
 }
@@ -320,14 +321,14 @@ fn map_vector(id: String, files: Files) -> LegacyVector {
             Err(e) => return Mapping::Unmapped(format!("{}: {e}", file_name(&bin))),
         }
         match interpret(&obj) {
-            Ok(i) => Mapping::Runnable(Check {
+            Ok(i) => Mapping::Runnable(Box::new(Check {
                 bin,
                 outcome: i.outcome,
                 allowed: i.allowed,
                 alias: i.alias,
                 binding: i.binding,
                 envelope: i.envelope,
-            }),
+            })),
             Err(problems) => Mapping::Unmapped(problems.join("; ")),
         }
     })();
@@ -393,8 +394,12 @@ pub fn interpret(obj: &Map<String, Value>) -> Result<Interpretation, Vec<String>
     let mut text = |key: &str| -> Option<(String, String)> {
         let inner = expected
             .and_then(|m| m.get(key))
+            .filter(|v| present(v))
             .map(|v| (format!("expected.{key}"), v));
-        let outer = obj.get(key).map(|v| (key.to_owned(), v));
+        let outer = obj
+            .get(key)
+            .filter(|v| present(v))
+            .map(|v| (key.to_owned(), v));
         if let (Some((_, a)), Some((_, b))) = (&inner, &outer) {
             if a != b {
                 problems.push(format!("expected.{key} {a} and {key} {b} disagree"));
@@ -415,6 +420,7 @@ pub fn interpret(obj: &Map<String, Value>) -> Result<Interpretation, Vec<String>
     let code_raw = text("code");
     let binding_raw = expected
         .and_then(|m| m.get("binding_behavior"))
+        .filter(|v| present(v))
         .map(|v| match v.as_str() {
             Some(s) => Ok(s.to_owned()),
             None => Err(format!(
@@ -490,9 +496,9 @@ pub fn interpret(obj: &Map<String, Value>) -> Result<Interpretation, Vec<String>
     };
     // A code that is given but unusable has its own problem already; only a reject that
     // names no code at all needs this one.
-    let code_given = ["expected_error_code", "code"]
-        .iter()
-        .any(|k| obj.contains_key(*k) || expected.is_some_and(|m| m.contains_key(*k)));
+    let code_given = ["expected_error_code", "code"].iter().any(|k| {
+        obj.get(*k).is_some_and(present) || expected.and_then(|m| m.get(*k)).is_some_and(present)
+    });
     let binding = match binding_raw {
         None => None,
         Some(Err(e)) => {
@@ -547,6 +553,12 @@ pub fn interpret(obj: &Map<String, Value>) -> Result<Interpretation, Vec<String>
     }
 }
 
+/// Whether a metadata value says anything: generated templates leave unused keys null or
+/// empty, which is the same as leaving them out.
+fn present(v: &Value) -> bool {
+    !(v.is_null() || v.as_str() == Some(""))
+}
+
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -562,7 +574,7 @@ fn kind(v: &Value) -> &'static str {
 fn assertions(v: Option<&Value>, problems: &mut Vec<String>) -> EnvelopeAssertions {
     let mut a = EnvelopeAssertions::default();
     let obj = match v {
-        None => return a,
+        None | Some(Value::Null) => return a,
         Some(Value::Object(o)) => o,
         Some(other) => {
             problems.push(format!("assertions is {}, not an object", kind(other)));
@@ -574,11 +586,18 @@ fn assertions(v: Option<&Value>, problems: &mut Vec<String>) -> EnvelopeAssertio
             problems.push(format!("assertion {k} is not understood"));
             continue;
         }
+        if v.is_null() {
+            continue;
+        }
         let Value::Object(env) = v else {
             problems.push(format!("assertions.envelope is {}, not an object", kind(v)));
             continue;
         };
         for (field, val) in env {
+            if val.is_null() {
+                // Generated templates leave unasserted fields null.
+                continue;
+            }
             let label = format!("assertion envelope.{field}");
             let mut num = |slot: &mut Option<u64>| match val.as_u64() {
                 Some(n) => *slot = Some(n),
@@ -673,12 +692,19 @@ pub fn run_one(
     let mut r = base(set, v);
     let check = match &v.mapping {
         Mapping::Unmapped(why) => {
+            r.expected = "(not mapped)".into();
+            r.observed = "not run".into();
             r.detail = Some(format!("not mapped: {why}"));
             return r;
         }
         Mapping::Runnable(c) => c,
     };
-    r.expected = describe_expected(&[expectation(check)]);
+    if check.outcome == Outcome::Reject && check.allowed.is_empty() {
+        // `interpret` never produces this; a hand-built `Check` could.
+        r.detail = Some("a reject check needs at least one allowed code".into());
+        return r;
+    }
+    r.expected = describe(check);
     if check.outcome == Outcome::Reject {
         r.expected_error_code = check.allowed.first().map(|c| c.as_str().to_owned());
     }
@@ -759,8 +785,7 @@ pub fn run_one(
             if check.binding == Some(BindingBehavior::ErrorResponse) {
                 note(
                     &mut r,
-                    "binding behaviour 'error response' is not observable through the codec method"
-                        .into(),
+                    "binding behaviour 'error response': the response itself is not observable through the codec method; only that the stream stays open is checked".into(),
                 );
             }
             judge_reject(&mut r, check, &events);
@@ -778,10 +803,53 @@ fn expectation(check: &Check) -> Expectation {
         },
         Outcome::Reject => Expectation::Reject {
             allowed: check.allowed.clone(),
-            terminates: (check.binding == Some(BindingBehavior::StreamClose)).then_some(true),
+            terminates: terminates(check),
             code_requirements: Vec::new(),
         },
     }
+}
+
+/// Whether the reject must terminate the stream. `binding_behavior` offers "error response"
+/// and "stream close" as alternatives, so an error response keeps the stream open.
+fn terminates(check: &Check) -> Option<bool> {
+    match check.binding {
+        Some(BindingBehavior::StreamClose) => Some(true),
+        Some(BindingBehavior::ErrorResponse) => Some(false),
+        Some(BindingBehavior::Accept) | None => None,
+    }
+}
+
+/// The one-line expectation, with the envelope assertions an accept is held to.
+fn describe(check: &Check) -> String {
+    let mut s = describe_expected(&[expectation(check)]);
+    if terminates(check) == Some(false) {
+        s.push_str(", stream stays open");
+    }
+    let a = &check.envelope;
+    if check.outcome == Outcome::Accept && !a.is_empty() {
+        let f = &a.fields;
+        let nums = [
+            ("version", f.version),
+            ("profile_id", f.profile_id),
+            ("msg_type", f.msg_type),
+            ("flags", f.flags),
+            ("ts_unix_ms", f.ts_unix_ms),
+            ("msg_id_len", a.msg_id_len),
+            ("payload_len", a.payload_len),
+        ];
+        let mut parts: Vec<String> = nums
+            .iter()
+            .filter_map(|(n, v)| v.map(|v| format!("{n}={v}")))
+            .collect();
+        if let Some(m) = &f.msg_id {
+            parts.push(format!("msg_id={}", transcript_hex(m)));
+        }
+        if f.payload.is_some() {
+            parts.push("payload as given".into());
+        }
+        let _ = write!(s, " with {}", parts.join(", "));
+    }
+    s
 }
 
 /// Accept: every event is an accept, at least one; assertions hold for the first.
@@ -886,19 +954,21 @@ fn judge_reject(r: &mut VectorResult, check: &Check, events: &[Event]) {
         if let Some(c) = codes.iter().find(|c| check.allowed.contains(c)) {
             r.observed_error_code = Some(c.as_str().to_owned());
             r.observed_code = alias.clone();
-            if check.binding == Some(BindingBehavior::StreamClose) && *terminated == Some(false) {
-                r.verdict = Verdict::Fail;
-                r.detail = Some(
-                    "rejected as expected, but the stream stayed open (binding_behavior: stream close)"
-                        .into(),
-                );
-                return;
-            }
-            if check.binding == Some(BindingBehavior::StreamClose) && terminated.is_none() {
-                note(
+            match (terminates(check), *terminated) {
+                (Some(want), Some(got)) if want != got => {
+                    r.verdict = Verdict::Fail;
+                    r.detail = Some(if want {
+                        "rejected as expected, but the stream stayed open (binding_behavior: stream close)".into()
+                    } else {
+                        "rejected as expected, but the stream was terminated (binding_behavior: error response)".into()
+                    });
+                    return;
+                }
+                (Some(_), None) => note(
                     r,
                     "the SUT does not report whether the stream was terminated".into(),
-                );
+                ),
+                _ => {}
             }
             r.verdict = Verdict::Pass;
             r.detail = None;

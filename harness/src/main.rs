@@ -238,7 +238,14 @@ fn main() -> ExitCode {
             strict,
             timeout_ms,
             transcripts,
-        } => run(sel, sut, &Some(out.clone()), *strict, *timeout_ms, *transcripts),
+        } => run(
+            sel,
+            sut,
+            &Some(out.clone()),
+            *strict,
+            *timeout_ms,
+            *transcripts,
+        ),
         Cmd::List { sel } => load(sel).and_then(|cat| {
             let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
             for lv in &plan {

@@ -13,18 +13,65 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
 pub struct Hex(pub Bytes);
 
+/// Lowercase hex of `b`. Table-driven: the testee protocol moves frames of several MiB as
+/// hex, and the per-octet branchy encoders cost more than the JSON around them.
+pub fn hex_encode(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(b.len() * 2);
+    for &x in b {
+        out.push(DIGITS[usize::from(x >> 4)]);
+        out.push(DIGITS[usize::from(x & 0xf)]);
+    }
+    // Only ASCII digits were pushed.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+const fn nibble_table() -> [u8; 256] {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+}
+
+static NIBBLE: [u8; 256] = nibble_table();
+
+/// Decodes hex digits (either case); `None` on odd length or a non-hex character.
+pub fn hex_decode(s: &[u8]) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 2);
+    for pair in s.chunks_exact(2) {
+        let (h, l) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+        if (h | l) & 0xf0 != 0 {
+            return None;
+        }
+        out.push(h << 4 | l);
+    }
+    Some(out)
+}
+
 impl Serialize for Hex {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&hex::encode(&self.0))
+        s.serialize_str(&hex_encode(&self.0))
     }
 }
 
 impl<'de> Deserialize<'de> for Hex {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        hex::decode(s.as_bytes())
+        hex_decode(s.as_bytes())
             .map(|v| Hex(Bytes::from(v)))
-            .map_err(serde::de::Error::custom)
+            .ok_or_else(|| serde::de::Error::custom("expected an even number of hex digits"))
     }
 }
 
@@ -221,4 +268,18 @@ pub struct Reply<T> {
     /// The testee failed to process the request (not a protocol verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_rejects_garbage() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(hex_decode(hex_encode(&all).as_bytes()), Some(all));
+        assert_eq!(hex_decode(b"0A0b"), Some(vec![10, 11]));
+        assert_eq!(hex_decode(b"abc"), None);
+        assert_eq!(hex_decode(b"zz"), None);
+    }
 }

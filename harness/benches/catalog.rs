@@ -1,0 +1,83 @@
+//! Whole-catalog wall time: every core and E1 vector against the reference, in-process and
+//! through one long-lived testee process (`cargo bench -p swp-conform --bench catalog`).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::path::Path;
+use std::time::Duration;
+use swp_conform::catalog::{self, LoadedVector};
+use swp_conform::driver::inproc::InProcess;
+use swp_conform::driver::testee::TesteeDriver;
+use swp_conform::engine::Engine;
+use swp_conform::sut::{Start, Sut};
+
+fn bench(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cat = catalog::load::load(&root.join("vectors")).unwrap_or_else(|e| panic!("{e}"));
+    let sut = Sut::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let all: Vec<&LoadedVector> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == "core" || v.vector.namespace == "e1")
+        .collect();
+    // The three boundary vectors move MAX_FRAME_BYTES (8 MiB) each; report them apart so
+    // the per-vector cost of everything else stays visible.
+    let big = |v: &&LoadedVector| {
+        ["core_0012", "core_0019", "core_0020"]
+            .iter()
+            .any(|p| v.vector.id.starts_with(p))
+    };
+    let small: Vec<&LoadedVector> = all.iter().copied().filter(|v| !big(v)).collect();
+    let large: Vec<&LoadedVector> = all.iter().copied().filter(big).collect();
+
+    let mut g = c.benchmark_group("catalog");
+    g.sample_size(20).measurement_time(Duration::from_secs(5));
+    for (name, plan) in [
+        ("all", &all),
+        ("without-8MiB-boundaries", &small),
+        ("8MiB-boundaries", &large),
+    ] {
+        g.throughput(Throughput::Elements(plan.len() as u64));
+        g.bench_function(format!("inproc/{name}"), |b| {
+            b.iter(|| {
+                Engine {
+                    catalog: &cat,
+                    sut: &sut,
+                    driver: &mut InProcess,
+                }
+                .run(plan, |_| {})
+            })
+        });
+    }
+    let mut testee = TesteeDriver::new(
+        Start {
+            command: "${SWP_REF}".into(),
+            args: vec!["testee".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+        root.clone(),
+        Duration::from_secs(60),
+        std::env::temp_dir().join("swp-bench-testee.log"),
+    );
+    for (name, plan) in [
+        ("all", &all),
+        ("without-8MiB-boundaries", &small),
+        ("8MiB-boundaries", &large),
+    ] {
+        g.throughput(Throughput::Elements(plan.len() as u64));
+        g.bench_function(format!("testee/{name}"), |b| {
+            b.iter(|| {
+                Engine {
+                    catalog: &cat,
+                    sut: &sut,
+                    driver: &mut testee,
+                }
+                .run(plan, |_| {})
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -46,7 +46,7 @@ static NIBBLE: [u8; 256] = nibble_table();
 
 /// Decodes hex digits (either case); `None` on odd length or a non-hex character.
 pub fn hex_decode(s: &[u8]) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let mut out = Vec::with_capacity(s.len() / 2);

@@ -45,9 +45,8 @@ fn rewrite_frames(
             if b.len() - i >= 4 {
                 let n = u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as usize;
                 if b.len() - i - 4 >= n {
-                    match rewrite(&b[i..i + 4 + n]) {
-                        Some(r) => new.extend_from_slice(&r),
-                        None => {}
+                    if let Some(r) = rewrite(&b[i..i + 4 + n]) {
+                        new.extend_from_slice(&r);
                     }
                     i += 4 + n;
                     continue;

@@ -148,7 +148,8 @@ pub struct Engine<'a> {
 }
 
 impl Engine<'_> {
-    fn base(&self, lv: &LoadedVector) -> VectorResult {
+    /// The result scaffolding of a vector: ids, requirements, level, path.
+    pub fn base(&self, lv: &LoadedVector) -> VectorResult {
         let reqs: Vec<String> = {
             let mut ids: Vec<String> = lv
                 .vector
@@ -253,6 +254,14 @@ impl Engine<'_> {
                         data: "end of stream".into(),
                     });
                     end = true;
+                }
+                Action::CorruptRecord | Action::IdentityProbe | Action::SlowRequest(_) => {
+                    r.verdict = Verdict::HarnessError;
+                    r.detail = Some(format!(
+                        "step {}: forged TLS records and identity probes need the session method",
+                        s.step + 1
+                    ));
+                    return;
                 }
                 Action::End => {
                     r.verdict = Verdict::HarnessError;

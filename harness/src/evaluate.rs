@@ -52,6 +52,16 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             Expectation::Nothing => "nothing".into(),
             Expectation::Close => "close".into(),
             Expectation::Silence { ms } => format!("silence {ms} ms"),
+            Expectation::Identity => "identity reported".into(),
+            Expectation::Reply {
+                profile_id,
+                msg_type,
+                ..
+            } => format!(
+                "reply profile_id={} msg_type={}",
+                profile_id.map_or("*".into(), |v| v.to_string()),
+                msg_type.map_or("*".into(), |v| v.to_string())
+            ),
         })
         .collect::<Vec<_>>()
         .join("; ")

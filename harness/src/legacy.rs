@@ -159,6 +159,9 @@ pub enum LegacyError {
     /// A testee manifest has no start command.
     #[error("testee manifest without `start`")]
     NoStart,
+    /// Legacy vectors are codec fixtures; an endpoint SUT cannot run them.
+    #[error("legacy vector sets run by the codec method; this manifest describes an endpoint (session method only)")]
+    EndpointSut,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> LegacyError + '_ {
@@ -1085,6 +1088,7 @@ pub fn run_dir(
                 log,
             ))
         }
+        Kind::Endpoint => return Err(LegacyError::EndpointSut),
     };
     let results = run(&set, &sut, driver.as_mut());
     let report = Report::new(
@@ -1095,6 +1099,7 @@ pub fn run_dir(
             runner_git_sha: git_sha(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
+            interrupted: false,
         },
         SutInfo {
             name: sut.manifest.name.clone(),

@@ -14,5 +14,6 @@ pub mod model;
 pub mod report;
 pub mod schema;
 pub mod select;
+pub mod session;
 pub mod sut;
 pub mod trace;

@@ -11,6 +11,7 @@ use swp_conform::driver::CodecDriver;
 use swp_conform::engine::Engine;
 use swp_conform::report::json::{Report, RunInfo, SutInfo};
 use swp_conform::select::{select, Selection};
+use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::{Kind, Sut};
 
 #[derive(Parser)]
@@ -146,43 +147,48 @@ fn run(
         None => Sut::builtin().map_err(|e| e.to_string())?,
     };
     let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
-    let mut driver: Box<dyn CodecDriver> = match sut.manifest.kind {
-        Kind::Builtin => Box::new(InProcess),
-        Kind::Testee => {
-            let start = sut
-                .manifest
-                .start
-                .clone()
-                .ok_or("testee manifest without start")?;
-            let base = sut
-                .path
-                .as_ref()
-                .and_then(|p| p.parent())
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
-            let log = out
-                .as_ref()
-                .map(|o| o.join("sut-stderr.log"))
-                .unwrap_or_else(|| std::env::temp_dir().join("swp-conform-sut-stderr.log"));
-            if let Some(o) = out {
-                std::fs::create_dir_all(o).map_err(|e| format!("{}: {e}", o.display()))?;
-            }
-            Box::new(TesteeDriver::new(
-                start,
-                base,
-                Duration::from_millis(timeout_ms),
-                log,
-            ))
+    let work = out
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("swp-conform"));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let (results, reported) = match sut.manifest.kind {
+        Kind::Endpoint => {
+            let mut engine = SessionEngine::new(&cat, &sut, &work)?;
+            let r = engine.run(&plan, |_| {});
+            (r, engine.describe())
+        }
+        Kind::Builtin | Kind::Testee => {
+            let mut driver: Box<dyn CodecDriver> = if sut.manifest.kind == Kind::Builtin {
+                Box::new(InProcess)
+            } else {
+                let start = sut
+                    .manifest
+                    .start
+                    .clone()
+                    .ok_or("testee manifest without start")?;
+                let base = sut
+                    .path
+                    .as_ref()
+                    .and_then(|p| p.parent())
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                Box::new(TesteeDriver::new(
+                    start,
+                    base,
+                    Duration::from_millis(timeout_ms),
+                    work.join("sut-stderr.log"),
+                ))
+            };
+            let mut engine = Engine {
+                catalog: &cat,
+                sut: &sut,
+                driver: driver.as_mut(),
+            };
+            let r = engine.run(&plan, |_| {});
+            (r, driver.describe())
         }
     };
-    let results = {
-        let mut engine = Engine {
-            catalog: &cat,
-            sut: &sut,
-            driver: driver.as_mut(),
-        };
-        engine.run(&plan, |_| {})
-    };
+    let interrupted = swp_conform::session::process::interrupted();
     let pattern = {
         let mut p: Vec<String> = sel.filter.clone();
         p.extend(sel.namespaces.iter().map(|n| format!("{n}_*")));
@@ -204,11 +210,12 @@ fn run(
             runner_git_sha: git_sha(),
             duration_ms: started.elapsed().as_millis() as u64,
             command: std::env::args().collect(),
+            interrupted,
         },
         SutInfo {
             name: sut.manifest.name.clone(),
             version: sut.manifest.version.clone(),
-            reported: driver.describe(),
+            reported,
         },
         results,
         strict,
@@ -222,6 +229,9 @@ fn run(
         "{}",
         swp_conform::report::console::summary(&report, strict, transcripts)
     );
+    if interrupted {
+        println!("run INTERRUPTED: the report holds the vectors that finished");
+    }
     if let Some(o) = out {
         println!("report: {}", o.join("report.json").display());
     }

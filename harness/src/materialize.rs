@@ -19,6 +19,12 @@ pub enum Action {
     Send(Bytes),
     /// End the stream.
     End,
+    /// Forge a TLS record under the TLS layer.
+    CorruptRecord,
+    /// Send the manifest's identity probe.
+    IdentityProbe,
+    /// Send the manifest's slow request with this msg_id.
+    SlowRequest(Bytes),
 }
 
 /// Expected envelope fields, concrete.
@@ -70,6 +76,21 @@ pub enum Expectation {
         /// Milliseconds.
         ms: u64,
     },
+    /// A frame matching the pattern.
+    Reply {
+        /// `profile_id`.
+        profile_id: Option<u64>,
+        /// `msg_type`.
+        msg_type: Option<u64>,
+        /// Reuses the sent msg_id.
+        same_msg_id: bool,
+        /// Exact payload.
+        payload: Option<Bytes>,
+        /// JSON the payload contains.
+        payload_json: Option<serde_json::Value>,
+    },
+    /// The identity probe's answer reports the client identity.
+    Identity,
 }
 
 /// One concrete step.
@@ -404,11 +425,44 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         }
         // `nothing` is the empty list of events.
         Expect::Nothing => return Ok(None),
+        Expect::Identity => Expectation::Identity,
         Expect::Close => Expectation::Close,
         Expect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
         },
+        Expect::Reply(r) => Expectation::Reply {
+            profile_id: r.profile_id.as_ref().map(|n| ctx.num(n)).transpose()?,
+            msg_type: r.msg_type.as_ref().map(|n| ctx.num(n)).transpose()?,
+            same_msg_id: r.same_msg_id,
+            payload: r
+                .payload
+                .as_ref()
+                .map(|d| {
+                    ctx.data(d)?
+                        .ok_or_else(|| MaterialiseError::Invalid("`body_len` in a reply".into()))
+                })
+                .transpose()?,
+            payload_json: r.payload_json.clone(),
+        },
     }))
+}
+
+/// Builds one frame (prefix + body) from a frame spec, with `msg_id` overriding the spec's.
+pub fn build_frame(
+    f: &FrameSpec,
+    params: &Params,
+    msg_id: Option<Bytes>,
+) -> Result<Bytes, MaterialiseError> {
+    let mut ctx = Ctx {
+        params,
+        now: params.get("NOW_MS").copied().unwrap_or(0),
+        ordinal: 0,
+    };
+    let mut spec = f.clone();
+    if let Some(m) = msg_id {
+        spec.msg_id = Some(Data::Hex(hex::encode(&m)));
+    }
+    prefixed(body(&mut ctx, &spec)?)
 }
 
 /// Materialises `v` against `params`.
@@ -437,7 +491,17 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
         }
         for rep in 0..reps {
             let action = match &s.send {
+                Some(sd) if sd.identity_probe => Action::IdentityProbe,
+                Some(sd) if sd.slow_request.is_some() => Action::SlowRequest(
+                    sd.slow_request
+                        .as_ref()
+                        .map(|d| ctx.data(d))
+                        .transpose()?
+                        .flatten()
+                        .unwrap_or_default(),
+                ),
                 Some(sd) => Action::Send(send(&mut ctx, sd)?),
+                None if s.corrupt_record => Action::CorruptRecord,
                 None => Action::End,
             };
             out.push(ConcreteStep {

@@ -16,6 +16,203 @@ pub enum Kind {
     Builtin,
     /// A process speaking the testee protocol on stdin/stdout.
     Testee,
+    /// A running endpoint seen only through the wire (session method).
+    Endpoint,
+}
+
+/// What carries frames to an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// The endpoint's stdin/stdout; one process per connection.
+    Stdio,
+    /// Plain TCP (loopback only, per S1).
+    Tcp,
+    /// TLS over TCP.
+    Tls,
+}
+
+/// Where the TLS material comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PkiSource {
+    /// The harness generates a fresh PKI per run and passes it to the endpoint through
+    /// `${TLS_CERT}`, `${TLS_KEY}` and `${TLS_CLIENT_CA}` in `start`.
+    #[default]
+    Generate,
+    /// The paths below.
+    Files,
+}
+
+/// TLS settings of an endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSpec {
+    /// Name the server certificate is checked against.
+    #[serde(default = "default_server_name")]
+    pub server_name: String,
+    /// Generated or given PKI.
+    #[serde(default)]
+    pub pki: PkiSource,
+    /// CA of the server certificate (files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<PathBuf>,
+    /// The harness's client certificate (files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert: Option<PathBuf>,
+    /// Its key (files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<PathBuf>,
+    /// The endpoint requires client certificates (mTLS).
+    #[serde(default)]
+    pub client_auth: bool,
+    /// The endpoint refuses anything below TLS 1.3.
+    #[serde(default)]
+    pub tls13_only: bool,
+    /// The identity the endpoint should surface for the harness's certificate (files;
+    /// generated PKIs use their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_identity: Option<String>,
+}
+
+fn default_server_name() -> String {
+    "localhost".into()
+}
+
+/// How the endpoint signals that it rejected a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RejectMode {
+    /// It sends an error frame carrying the code.
+    ErrorFrame,
+    /// It closes the connection with zero bytes; the code is not observable.
+    Close,
+    /// Either.
+    Both,
+}
+
+/// Where an error frame carries its code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorFrameSpec {
+    /// `profile_id` of error frames.
+    pub profile_id: u64,
+    /// `msg_type` of error frames.
+    pub msg_type: u64,
+    /// JSON pointer to the code inside the (JSON) payload, e.g. `/error/data/swp_error`.
+    pub code_pointer: String,
+}
+
+/// The reject signal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectSignal {
+    /// How.
+    pub mode: RejectMode,
+    /// The error frame, for `error-frame` and `both`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_frame: Option<ErrorFrameSpec>,
+}
+
+/// A request the endpoint answers, used to tell "accepted and alive" from "silently dead".
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// The probe frame (defaults as in vectors; its msg_id is replaced by a fresh one).
+    pub frame: crate::catalog::vector::FrameSpec,
+    /// `profile_id` of the answer.
+    pub reply_profile_id: u64,
+    /// `msg_type` of the answer; the answer reuses the probe's msg_id.
+    pub reply_msg_type: u64,
+}
+
+/// A request whose answer reports the peer identity the endpoint saw (S1 identity surface).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityProbe {
+    /// The request frame.
+    pub frame: crate::catalog::vector::FrameSpec,
+    /// JSON pointer to the identity in the answer's payload.
+    pub pointer: String,
+}
+
+/// Deadlines and bounds for the session method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Deadline for each expected observation.
+    #[serde(default = "default_step_ms")]
+    pub step_ms: u64,
+    /// Hard limit for a whole vector.
+    #[serde(default = "default_vector_ms")]
+    pub vector_ms: u64,
+    /// How long "nothing happens" is watched.
+    #[serde(default = "default_silence_ms")]
+    pub silence_ms: u64,
+    /// How long the endpoint may take to start listening.
+    #[serde(default = "default_start_ms")]
+    pub start_ms: u64,
+    /// Octets the harness reads from the endpoint per vector before cutting it off.
+    #[serde(default = "default_max_read")]
+    pub max_read_bytes: u64,
+}
+
+fn default_step_ms() -> u64 {
+    3000
+}
+fn default_vector_ms() -> u64 {
+    30_000
+}
+fn default_silence_ms() -> u64 {
+    150
+}
+fn default_start_ms() -> u64 {
+    15_000
+}
+fn default_max_read() -> u64 {
+    32 * 1024 * 1024
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            step_ms: default_step_ms(),
+            vector_ms: default_vector_ms(),
+            silence_ms: default_silence_ms(),
+            start_ms: default_start_ms(),
+            max_read_bytes: default_max_read(),
+        }
+    }
+}
+
+/// How the session method reaches and reads an endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    /// Transport.
+    pub transport: Transport,
+    /// `host:port` of an endpoint that is already listening. Without it, `start` is run
+    /// with `${PORT_FILE}`, where the endpoint writes the port it bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// TLS settings (transport `tls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSpec>,
+    /// How rejects are signalled.
+    pub reject_signal: RejectSignal,
+    /// A request the endpoint answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeSpec>,
+    /// A request that reports the peer identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_probe: Option<IdentityProbe>,
+    /// A request the endpoint answers only after a while, so its msg_id stays in flight
+    /// (duplicate in-flight msg_id vectors). Its msg_id is set by the vector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_request: Option<crate::catalog::vector::FrameSpec>,
+    /// Deadlines and bounds.
+    #[serde(default)]
+    pub timing: Timing,
 }
 
 /// How to start a process.
@@ -129,6 +326,9 @@ pub struct Manifest {
     pub limits: Limits,
     /// Policies.
     pub policy: Policy,
+    /// Session-method settings (kind `endpoint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionSpec>,
 }
 
 /// A loaded manifest and where it came from.
@@ -189,7 +389,6 @@ impl Sut {
         };
         let manifest: Manifest =
             serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        let l = &manifest.limits;
         let core =
             swp_ref::testee::reference::receiver_config(&crate::sut::codec_config_of(&manifest))
                 .map(|_| ())
@@ -203,7 +402,44 @@ impl Sut {
                 "kind testee needs `start` (command and args of the testee process)".into(),
             ));
         }
-        let _ = l;
+        if manifest.kind == Kind::Endpoint {
+            let Some(sess) = &manifest.session else {
+                return Err(invalid(
+                    "kind endpoint needs `session` (transport, reject_signal)".into(),
+                ));
+            };
+            if sess.transport == Transport::Stdio && manifest.start.is_none() {
+                return Err(invalid("a stdio endpoint needs `start`".into()));
+            }
+            if sess.transport != Transport::Stdio
+                && sess.address.is_none()
+                && manifest.start.is_none()
+            {
+                return Err(invalid(
+                    "a tcp/tls endpoint needs `address` or `start`".into(),
+                ));
+            }
+            if sess.transport == Transport::Tls && sess.tls.is_none() {
+                return Err(invalid("transport tls needs `tls`".into()));
+            }
+            if matches!(
+                sess.reject_signal.mode,
+                RejectMode::ErrorFrame | RejectMode::Both
+            ) && sess.reject_signal.error_frame.is_none()
+            {
+                return Err(invalid(
+                    "reject_signal mode error-frame/both needs `error_frame`".into(),
+                ));
+            }
+            if sess.reject_signal.mode == RejectMode::Close && sess.probe.is_none() {
+                return Err(invalid(
+                    "reject_signal mode close needs a `probe`: without one an accept cannot be told from a slow reject".into(),
+                ));
+            }
+            if !manifest.methods.contains(&Method::Session) {
+                return Err(invalid("kind endpoint must list the session method".into()));
+            }
+        }
         Ok(Sut {
             manifest,
             path,

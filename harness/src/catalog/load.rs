@@ -331,6 +331,20 @@ fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Par
 }
 
 fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    if s.identity_probe || s.slow_request.is_some() {
+        if s.frame.is_some() || s.raw.is_some() || (s.identity_probe && s.slow_request.is_some()) {
+            sink.at(
+                path,
+                text,
+                "send:",
+                "identity_probe and slow_request replace `frame`/`raw`; give only one".into(),
+            );
+        }
+        if let Some(d) = &s.slow_request {
+            check_data(sink, path, text, d, p);
+        }
+        return;
+    }
     match (&s.frame, &s.raw) {
         (Some(f), None) => check_frame(sink, path, text, f, p),
         (None, Some(parts)) => check_parts(sink, path, text, parts, p),
@@ -428,14 +442,15 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
         }
     }
     for s in &v.steps {
-        match (&s.send, s.end) {
-            (Some(send), false) => check_send(sink, path, text, send, &p),
-            (None, true) => {}
+        match (&s.send, s.end, s.corrupt_record) {
+            (Some(send), false, false) => check_send(sink, path, text, send, &p),
+            (None, true, false) | (None, false, true) => {}
             _ => sink.at(
                 path,
                 text,
                 "steps:",
-                "each step needs exactly one of `send` or `end: true`".into(),
+                "each step needs exactly one of `send`, `end: true` or `corrupt_record: true`"
+                    .into(),
             ),
         }
         for n in s.repeat.iter().chain(&s.at_ms) {
@@ -483,7 +498,15 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                     }
                 }
                 Expect::Silence(s) => check_num(sink, path, text, &s.ms, &p),
-                Expect::Nothing | Expect::Close => {}
+                Expect::Reply(r) => {
+                    for n in r.profile_id.iter().chain(&r.msg_type) {
+                        check_num(sink, path, text, n, &p);
+                    }
+                    if let Some(d) = &r.payload {
+                        check_data(sink, path, text, d, &p);
+                    }
+                }
+                Expect::Nothing | Expect::Close | Expect::Identity => {}
             }
         }
     }

@@ -46,6 +46,9 @@ pub struct Vector {
     /// Why the vector exists or how to read it; free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// How the session method connects for this vector (TLS variants for S1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<ConnectSpec>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -72,6 +75,35 @@ pub struct Applicability {
     pub holds: Vec<String>,
 }
 
+/// Connection options for one session vector.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectSpec {
+    /// Which client certificate the harness presents over TLS (default `valid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert: Option<ClientCert>,
+    /// Offer only TLS 1.2.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls12_only: bool,
+    /// Connect in plaintext to a SUT that requires TLS.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plaintext: bool,
+}
+
+/// A client certificate variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientCert {
+    /// The valid certificate.
+    Valid,
+    /// None.
+    None,
+    /// Expired, from the trusted CA.
+    Expired,
+    /// From a CA the SUT does not trust.
+    Untrusted,
+}
+
 /// Unknown-profile handling a SUT declares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -95,6 +127,9 @@ pub struct Step {
     /// End the stream (close the write side) instead of sending.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub end: bool,
+    /// Write a forged TLS application-data record under the TLS layer (session, TLS only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub corrupt_record: bool,
     /// Run this step this many times (each with a fresh default msg_id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Num>,
@@ -135,6 +170,13 @@ pub struct Send {
     /// Raw octets, concatenated from parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Vec<Part>>,
+    /// The manifest's identity probe (session): a request whose answer reports the peer
+    /// identity the endpoint surfaced.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub identity_probe: bool,
+    /// The manifest's slow request (session), sent with this msg_id: it stays in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_request: Option<Data>,
 }
 
 /// An envelope written field by field; omitted fields take defaults.
@@ -243,6 +285,33 @@ pub enum Expect {
     Close,
     /// No octets arrive for `ms` milliseconds (session).
     Silence(SilenceSpec),
+    /// The next frame from the SUT matches (session).
+    Reply(Box<ReplySpec>),
+    /// The answer to the identity probe reports the harness's client identity (session).
+    Identity,
+}
+
+/// A pattern for a frame the SUT sends.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplySpec {
+    /// Expected `profile_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_id: Option<Num>,
+    /// Expected `msg_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msg_type: Option<Num>,
+    /// The reply reuses the msg_id of the frame this step sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub same_msg_id: bool,
+    /// The payload, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Data>,
+    /// A JSON value the payload must contain (objects match by subset; other values
+    /// exactly). The string `${CLIENT_IDENTITY}` stands for the identity of the harness's
+    /// TLS client certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_json: Option<serde_json::Value>,
 }
 
 /// Assertions on an accepted frame.

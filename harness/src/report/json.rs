@@ -20,6 +20,8 @@ pub struct RunInfo {
     pub duration_ms: u64,
     /// The command line.
     pub command: Vec<String>,
+    /// The run was interrupted (Ctrl-C): the results are partial.
+    pub interrupted: bool,
 }
 
 /// A vector that was not executed, and why.

@@ -1,0 +1,392 @@
+//! Connections to a running SUT, behind one interface: a spawned process's stdin/stdout, a
+//! TCP socket, or TLS over TCP (rustls, ring provider). Blocking I/O with deadlines: the
+//! session engine is sequential, one connection at a time, so threads and timeouts are
+//! simpler and more predictable here than an async runtime.
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::process::{ChildStdin, ChildStdout};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What one read produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recv {
+    /// Octets arrived.
+    Data(Vec<u8>),
+    /// The SUT closed its side cleanly.
+    Eof,
+    /// The connection broke (reset, TLS alert, integrity failure); the reason.
+    Broken(String),
+    /// Nothing before the deadline.
+    Timeout,
+}
+
+/// A connection the engine can use without knowing what carries it.
+pub trait Wire: Send {
+    /// Sends octets (through TLS when the wire is TLS).
+    fn send(&mut self, b: &[u8]) -> io::Result<()>;
+    /// Closes the write side; the SUT sees end of stream.
+    fn half_close(&mut self) -> io::Result<()>;
+    /// Waits for octets until `deadline`.
+    fn recv(&mut self, deadline: Instant) -> Recv;
+    /// Writes octets under the security layer, bypassing it (a forged TLS record).
+    fn send_raw(&mut self, b: &[u8]) -> io::Result<()> {
+        self.send(b)
+    }
+    /// What carries it, for transcripts.
+    fn describe(&self) -> String;
+}
+
+/// Largest single read.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The stdio of a spawned SUT. A reader thread turns the blocking pipe into a channel so
+/// reads have deadlines.
+pub struct StdioWire {
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Recv>,
+}
+
+impl StdioWire {
+    /// Wraps the pipes of a spawned process.
+    pub fn new(stdin: ChildStdin, mut stdout: ChildStdout) -> Self {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; READ_CHUNK];
+            loop {
+                let msg = match stdout.read(&mut buf) {
+                    Ok(0) => Recv::Eof,
+                    Ok(n) => Recv::Data(buf[..n].to_vec()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => Recv::Broken(e.to_string()),
+                };
+                let last = !matches!(msg, Recv::Data(_));
+                if tx.send(msg).is_err() || last {
+                    return;
+                }
+            }
+        });
+        StdioWire {
+            stdin: Some(stdin),
+            rx,
+        }
+    }
+}
+
+impl Wire for StdioWire {
+    fn send(&mut self, b: &[u8]) -> io::Result<()> {
+        match &mut self.stdin {
+            Some(s) => {
+                s.write_all(b)?;
+                s.flush()
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stdin already closed",
+            )),
+        }
+    }
+
+    fn half_close(&mut self) -> io::Result<()> {
+        self.stdin = None;
+        Ok(())
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Recv {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => Recv::Timeout,
+            Err(RecvTimeoutError::Disconnected) => Recv::Eof,
+        }
+    }
+
+    fn describe(&self) -> String {
+        "stdio".into()
+    }
+}
+
+fn timed_read(sock: &mut TcpStream, deadline: Instant, buf: &mut [u8]) -> Result<usize, Recv> {
+    let wait = deadline.saturating_duration_since(Instant::now());
+    if wait.is_zero() {
+        return Err(Recv::Timeout);
+    }
+    sock.set_read_timeout(Some(wait))
+        .map_err(|e| Recv::Broken(e.to_string()))?;
+    match sock.read(buf) {
+        Ok(n) => Ok(n),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ) =>
+        {
+            Err(Recv::Timeout)
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(usize::MAX),
+        Err(e) => Err(Recv::Broken(e.to_string())),
+    }
+}
+
+/// Connects a TCP socket with a deadline.
+pub fn tcp_connect(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{addr}: no address"));
+    for a in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(s) => {
+                s.set_nodelay(true)?;
+                // A SUT that stops reading must not block the harness forever.
+                s.set_write_timeout(Some(timeout))?;
+                return Ok(s);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Plain TCP.
+pub struct TcpWire {
+    sock: TcpStream,
+    addr: String,
+}
+
+impl TcpWire {
+    /// Connects.
+    pub fn connect(addr: &str, timeout: Duration) -> io::Result<Self> {
+        Ok(TcpWire {
+            sock: tcp_connect(addr, timeout)?,
+            addr: addr.to_owned(),
+        })
+    }
+}
+
+impl Wire for TcpWire {
+    fn send(&mut self, b: &[u8]) -> io::Result<()> {
+        self.sock.write_all(b)
+    }
+
+    fn half_close(&mut self) -> io::Result<()> {
+        self.sock.shutdown(Shutdown::Write)
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Recv {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            return match timed_read(&mut self.sock, deadline, &mut buf) {
+                Ok(usize::MAX) => continue,
+                Ok(0) => Recv::Eof,
+                Ok(n) => Recv::Data(buf[..n].to_vec()),
+                Err(r) => r,
+            };
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("tcp {}", self.addr)
+    }
+}
+
+/// Which certificate the harness presents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientIdentity {
+    /// The valid client certificate.
+    Valid,
+    /// No certificate.
+    None,
+    /// The expired one.
+    Expired,
+    /// The one from an untrusted CA.
+    Untrusted,
+}
+
+/// TLS client settings for one connection.
+#[derive(Debug, Clone)]
+pub struct TlsOptions {
+    /// Name to verify the server certificate against.
+    pub server_name: String,
+    /// Trust anchor for the server certificate (PEM).
+    pub ca: std::path::PathBuf,
+    /// Client certificate and key (PEM), when presenting one.
+    pub client: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// Offer only TLS 1.2.
+    pub tls12_only: bool,
+}
+
+/// Setting up TLS failed before any octet was exchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    /// A PEM file could not be read.
+    #[error("{0}: {1}")]
+    Pem(String, String),
+    /// rustls refused the configuration.
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+    /// Bad server name.
+    #[error("server name {0:?} is not valid")]
+    Name(String),
+}
+
+fn certs(p: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
+    CertificateDer::pem_file_iter(p)
+        .and_then(|i| i.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TlsSetupError::Pem(p.display().to_string(), e.to_string()))
+}
+
+/// Builds the rustls client configuration.
+pub fn client_config(o: &TlsOptions) -> Result<rustls::ClientConfig, TlsSetupError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] = if o.tls12_only {
+        &[&rustls::version::TLS12]
+    } else {
+        &[&rustls::version::TLS13, &rustls::version::TLS12]
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    for c in certs(&o.ca)? {
+        roots.add(c)?;
+    }
+    let b = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)?
+        .with_root_certificates(roots);
+    Ok(match &o.client {
+        Some((cert, key)) => {
+            let k = PrivateKeyDer::from_pem_file(key)
+                .map_err(|e| TlsSetupError::Pem(key.display().to_string(), e.to_string()))?;
+            b.with_client_auth_cert(certs(cert)?, k)?
+        }
+        None => b.with_no_client_auth(),
+    })
+}
+
+/// TLS over TCP, driven by hand so reads keep their deadlines and the raw socket stays
+/// reachable for forged records.
+pub struct TlsWire {
+    conn: rustls::ClientConnection,
+    sock: TcpStream,
+    addr: String,
+}
+
+impl TlsWire {
+    /// Connects and starts the handshake (it completes on the first exchange).
+    pub fn connect(addr: &str, o: &TlsOptions, timeout: Duration) -> Result<Self, String> {
+        let cfg = client_config(o).map_err(|e| e.to_string())?;
+        let name = ServerName::try_from(o.server_name.clone())
+            .map_err(|_| TlsSetupError::Name(o.server_name.clone()).to_string())?;
+        let conn = rustls::ClientConnection::new(Arc::new(cfg), name).map_err(|e| e.to_string())?;
+        let sock = tcp_connect(addr, timeout).map_err(|e| e.to_string())?;
+        Ok(TlsWire {
+            conn,
+            sock,
+            addr: addr.to_owned(),
+        })
+    }
+
+    fn flush_tls(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            self.conn.write_tls(&mut self.sock)?;
+        }
+        Ok(())
+    }
+
+    /// Drives the handshake to completion (or failure) within `deadline`.
+    pub fn handshake(&mut self, deadline: Instant) -> Result<(), Recv> {
+        while self.conn.is_handshaking() {
+            self.flush_tls()
+                .map_err(|e| Recv::Broken(format!("TLS handshake: {e}")))?;
+            if !self.conn.is_handshaking() {
+                break;
+            }
+            if self.conn.wants_read() {
+                self.read_records(deadline)?;
+            }
+        }
+        self.flush_tls()
+            .map_err(|e| Recv::Broken(format!("TLS handshake: {e}")))
+    }
+
+    fn read_records(&mut self, deadline: Instant) -> Result<(), Recv> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return Err(Recv::Timeout);
+        }
+        self.sock
+            .set_read_timeout(Some(wait))
+            .map_err(|e| Recv::Broken(e.to_string()))?;
+        match self.conn.read_tls(&mut self.sock) {
+            Ok(0) => Err(Recv::Eof),
+            Ok(_) => {
+                self.conn
+                    .process_new_packets()
+                    .map_err(|e| Recv::Broken(format!("TLS: {e}")))?;
+                Ok(())
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Err(Recv::Timeout)
+            }
+            Err(e) => Err(Recv::Broken(e.to_string())),
+        }
+    }
+}
+
+impl Wire for TlsWire {
+    fn send(&mut self, b: &[u8]) -> io::Result<()> {
+        // rustls buffers a bounded amount of plaintext: feed it in pieces and push the
+        // records out as the buffer fills.
+        let mut off = 0;
+        while off < b.len() {
+            let n = self.conn.writer().write(&b[off..])?;
+            off += n;
+            self.flush_tls()?;
+            if n == 0 && !self.conn.wants_write() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "TLS connection accepts no more data",
+                ));
+            }
+        }
+        self.flush_tls()
+    }
+
+    fn half_close(&mut self) -> io::Result<()> {
+        self.conn.send_close_notify();
+        self.flush_tls()?;
+        self.sock.shutdown(Shutdown::Write)
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Recv {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            match self.conn.reader().read(&mut buf) {
+                Ok(0) => return Recv::Eof,
+                Ok(n) => return Recv::Data(buf[..n].to_vec()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Recv::Eof,
+                Err(e) => return Recv::Broken(e.to_string()),
+            }
+            if let Err(e) = self.flush_tls() {
+                return Recv::Broken(e.to_string());
+            }
+            if let Err(r) = self.read_records(deadline) {
+                return r;
+            }
+        }
+    }
+
+    fn send_raw(&mut self, b: &[u8]) -> io::Result<()> {
+        self.sock.write_all(b)
+    }
+
+    fn describe(&self) -> String {
+        format!("tls {}", self.addr)
+    }
+}

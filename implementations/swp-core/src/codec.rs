@@ -47,7 +47,7 @@ impl tokio_util::codec::Decoder for SwpCodec {
             Split::Frame { body_len } => {
                 src.advance(PREFIX_LEN);
                 let body = src.split_to(body_len).freeze();
-                Ok(Some(e1::decode(&body, &self.limits)))
+                Ok(Some(e1::decode_owned(body, &self.limits)))
             }
             // Deliberately no `src.reserve(need)`: the declared length is untrusted until
             // the octets arrive.

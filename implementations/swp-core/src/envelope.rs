@@ -61,7 +61,18 @@ impl Extensions {
 
     /// Checks that `block` is a sequence of whole TLV entries and wraps it.
     pub fn parse(block: Bytes) -> Result<Self, CoreError> {
-        let mut rest: &[u8] = &block;
+        Extensions::check(&block)?;
+        Ok(Extensions(block))
+    }
+
+    /// Wraps a block that [`Extensions::check`] accepted.
+    pub(crate) fn from_checked(block: Bytes) -> Self {
+        Extensions(block)
+    }
+
+    /// Checks that `block` is a sequence of whole TLV entries.
+    pub(crate) fn check(block: &[u8]) -> Result<(), CoreError> {
+        let mut rest = block;
         while !rest.is_empty() {
             let (_, n) = uvarint::decode(rest).map_err(|kind| CoreError::Uvarint {
                 field: Field::ExtType,
@@ -82,7 +93,7 @@ impl Extensions {
             }
             rest = &rest[len as usize..];
         }
-        Ok(Extensions(block))
+        Ok(())
     }
 
     /// Encodes entries into a block, in the order given.

@@ -63,7 +63,9 @@ pub enum CoreCategory {
 
 /// The code name did not match any canonical code or registered alias.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown error code name {0:?}: expected a canonical ERR_* code or a registered legacy alias")]
+#[error(
+    "unknown error code name {0:?}: expected a canonical ERR_* code or a registered legacy alias"
+)]
 pub struct UnknownCodeName(pub String);
 
 impl ErrorCode {

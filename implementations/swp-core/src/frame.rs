@@ -53,21 +53,30 @@ pub fn split(buf: &[u8], limits: &Limits) -> Result<Split, CoreError> {
 }
 
 /// The error for a stream that ended with `buf` still holding part of a frame, if any.
-pub fn end_of_stream(buf: &[u8], limits: &Limits) -> Result<(), CoreError> {
-    match split(buf, limits)? {
-        _ if buf.is_empty() => Ok(()),
-        Split::NeedMore { need: None } => Err(CoreError::TruncatedPrefix { have: buf.len() }),
-        Split::NeedMore { need: Some(need) } => Err(CoreError::TruncatedBody {
-            have: buf.len() - PREFIX_LEN,
-            need: need - PREFIX_LEN,
-        }),
-        // A whole frame is still buffered: the caller has not drained it; not a truncation.
-        Split::Frame { .. } => Ok(()),
+///
+/// Whole frames the caller has not drained yet are not a truncation and are skipped, so a
+/// partial frame behind them is still reported.
+pub fn end_of_stream(mut buf: &[u8], limits: &Limits) -> Result<(), CoreError> {
+    loop {
+        match split(buf, limits)? {
+            _ if buf.is_empty() => return Ok(()),
+            Split::NeedMore { need: None } => {
+                return Err(CoreError::TruncatedPrefix { have: buf.len() })
+            }
+            Split::NeedMore { need: Some(need) } => {
+                return Err(CoreError::TruncatedBody {
+                    have: buf.len() - PREFIX_LEN,
+                    need: need - PREFIX_LEN,
+                })
+            }
+            Split::Frame { body_len } => buf = &buf[PREFIX_LEN + body_len..],
+        }
     }
 }
 
 /// Takes the first whole frame body from a buffer already held in memory, without copying.
 /// Returns the body and the octets after it, or `Ok(None)` when the buffer ends mid-frame.
+#[inline]
 pub fn take_frame(buf: &Bytes, limits: &Limits) -> Result<Option<(Bytes, Bytes)>, CoreError> {
     match split(buf, limits)? {
         Split::Frame { body_len } => {

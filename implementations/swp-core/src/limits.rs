@@ -217,6 +217,9 @@ mod tests {
             max_payload_bytes: 8 * 1024 * 1024,
             ..Limits::default()
         };
-        assert!(matches!(l.check(), Err(LimitsError::PayloadAboveFrame { .. })));
+        assert!(matches!(
+            l.check(),
+            Err(LimitsError::PayloadAboveFrame { .. })
+        ));
     }
 }

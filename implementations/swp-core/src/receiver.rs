@@ -109,7 +109,7 @@ impl Receiver {
                 })
             }
         };
-        Some(self.judge(&body, now_ms, knows))
+        Some(self.judge(body, now_ms, knows))
     }
 
     /// End of stream; a reject when it ended inside a frame.
@@ -121,7 +121,7 @@ impl Receiver {
         })
     }
 
-    fn judge(&mut self, body: &Bytes, now_ms: u64, knows: impl Fn(u64) -> bool) -> Event {
+    fn judge(&mut self, body: Bytes, now_ms: u64, knows: impl Fn(u64) -> bool) -> Event {
         let reject = |error, msg_id| Event::Rejected {
             error,
             msg_id,
@@ -138,7 +138,7 @@ impl Receiver {
                 );
             }
         }
-        let envelope = match e1::decode(body, &self.limits) {
+        let envelope = match e1::decode_owned(body, &self.limits) {
             Ok(e) => e,
             Err(e) => return reject(e, None),
         };

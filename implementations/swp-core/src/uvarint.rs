@@ -78,7 +78,17 @@ mod tests {
 
     #[test]
     fn boundaries_round_trip() {
-        for v in [0, 1, 127, 128, 16383, 16384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            u32::MAX as u64,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
             let b = enc(v);
             assert_eq!(b.len(), encoded_len(v));
             assert_eq!(decode(&b), Ok((v, b.len())));

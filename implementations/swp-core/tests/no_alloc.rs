@@ -1,0 +1,152 @@
+//! Decoding a frame already held in `bytes::Bytes` (`frame::take_frame`, `e1::decode` or
+//! `e1::decode_owned`, `validate::validate`, iterating the extensions) performs zero heap
+//! allocations.
+//!
+//! Counted with `stats_alloc`'s instrumented system allocator, so this file needs no unsafe
+//! code. The counter is process-wide, so this file holds a single test: no other test
+//! thread can allocate while it measures.
+#![forbid(unsafe_code)]
+
+use bytes::{Bytes, BytesMut};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
+use std::hint::black_box;
+use swp_core::{e1, frame, validate, Envelope, Extensions, Limits, Policy};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations (fresh or by reallocation) that `f` performs.
+fn allocations_in(f: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    f();
+    let s = region.change();
+    s.allocations + s.reallocations
+}
+
+/// take_frame + e1::decode (or e1::decode_owned) + validate over every frame in `stream`;
+/// returns a checksum so nothing is optimised away.
+fn decode_all(stream: &Bytes, limits: &Limits, policy: &Policy, now_ms: u64, owned: bool) -> u64 {
+    let mut rest = stream.clone();
+    let mut sum = 0u64;
+    while let Some((body, next)) = frame::take_frame(&rest, limits).expect("valid framing") {
+        let env = if owned {
+            e1::decode_owned(body, limits)
+        } else {
+            e1::decode(&body, limits)
+        }
+        .expect("valid body");
+        let v = validate::validate(&env, policy, now_ms).expect("valid envelope");
+        sum = sum
+            .wrapping_add(env.profile_id)
+            .wrapping_add(env.payload.len() as u64)
+            .wrapping_add(v.unknown_flags);
+        for ext in env.extensions.iter() {
+            sum = sum.wrapping_add(ext.ext_type ^ ext.value.len() as u64);
+        }
+        rest = next;
+    }
+    sum
+}
+
+fn envelope(payload_len: usize, ext: Extensions) -> Envelope {
+    let mut payload = br#"{"jsonrpc":"2.0","id":"a1","method":"tools/call","params":{}}"#.to_vec();
+    payload.resize(payload_len, b' ');
+    Envelope {
+        version: 1,
+        profile_id: 1,
+        msg_type: 1,
+        flags: 0b100,
+        ts_unix_ms: 1_700_000_000_000,
+        msg_id: Bytes::from_static(b"0123456789abcdef"),
+        extensions: ext,
+        payload: Bytes::from(payload),
+    }
+}
+
+#[test]
+fn decoding_a_frame_held_in_bytes_allocates_nothing() {
+    let limits = Limits::default();
+    let policy = Policy {
+        timestamp_freshness: true,
+        ..Policy::default()
+    };
+    let now = 1_700_000_000_500;
+    let exts = Extensions::from_entries([(3, &b"reserved"[..]), (16, &b"profile"[..])]);
+    let frames = [
+        envelope(200, Extensions::empty()),
+        envelope(200, exts.clone()),
+        envelope(64 * 1024, exts),
+    ];
+    let mut stream = Vec::new();
+    for env in &frames {
+        stream.extend_from_slice(&e1::frame_bytes(env).unwrap());
+    }
+    let expected: u64 = frames
+        .iter()
+        .map(|e| {
+            let one = e1::frame_bytes(e).unwrap();
+            decode_all(&one, &limits, &policy, now, false)
+        })
+        .fold(0, u64::wrapping_add);
+
+    // 1. Frames in a Bytes that owns a Vec (e1::frame_bytes, Bytes::from(Vec)). The bytes
+    //    crate promotes such a buffer to a shared one on its first slice: one allocation,
+    //    once per buffer, not per frame.
+    let held = Bytes::from(stream.clone());
+    let first = allocations_in(|| {
+        black_box(decode_all(black_box(&held), &limits, &policy, now, false));
+    });
+    assert_eq!(
+        first, 1,
+        "first decode of a Vec-backed Bytes: the one promotion"
+    );
+    let mut sum = 0;
+    let n = allocations_in(|| {
+        for i in 0..1_000 {
+            sum = black_box(decode_all(
+                black_box(&held),
+                &limits,
+                &policy,
+                now,
+                i % 2 == 0,
+            ));
+        }
+    });
+    assert_eq!(sum, expected, "the decode really ran");
+    assert_eq!(n, 0, "1000 decodes of 3 frames from a shared Bytes");
+
+    // 2. Frames as received from a socket buffer: BytesMut, frozen.
+    let received = BytesMut::from(&stream[..]).freeze();
+    let _warm = decode_all(&received, &limits, &policy, now, false);
+    let n = allocations_in(|| {
+        for i in 0..1_000 {
+            sum = black_box(decode_all(
+                black_box(&received),
+                &limits,
+                &policy,
+                now,
+                i % 2 == 0,
+            ));
+        }
+    });
+    assert_eq!(sum, expected);
+    assert_eq!(n, 0, "1000 decodes of 3 frames from a frozen BytesMut");
+
+    // 3. A static buffer: zero from the very first decode.
+    let leaked: &'static [u8] = Box::leak(stream.into_boxed_slice());
+    let fixed = Bytes::from_static(leaked);
+    let n = allocations_in(|| {
+        sum = black_box(decode_all(black_box(&fixed), &limits, &policy, now, false)).wrapping_add(
+            black_box(decode_all(black_box(&fixed), &limits, &policy, now, true)),
+        );
+    });
+    assert_eq!(sum, expected.wrapping_mul(2));
+    assert_eq!(n, 0, "first decodes of a static Bytes");
+
+    // The counter does see allocations (the check above is not vacuous).
+    let n = allocations_in(|| {
+        black_box(e1::frame_bytes(&frames[0]).unwrap());
+    });
+    assert_eq!(n, 1, "encoding into a fresh buffer allocates exactly once");
+}

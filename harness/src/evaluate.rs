@@ -53,6 +53,7 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             Expectation::Close => "close".into(),
             Expectation::Silence { ms } => format!("silence {ms} ms"),
             Expectation::Identity => "identity reported".into(),
+            Expectation::Forwarded => "forwarded unchanged".into(),
             Expectation::Reply {
                 profile_id,
                 msg_type,

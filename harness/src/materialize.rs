@@ -91,6 +91,8 @@ pub enum Expectation {
     },
     /// The identity probe's answer reports the client identity.
     Identity,
+    /// The sent octets arrive unchanged on the other side.
+    Forwarded,
 }
 
 /// One concrete step.
@@ -102,6 +104,8 @@ pub struct ConcreteStep {
     pub rep: u64,
     /// The step's note.
     pub note: Option<String>,
+    /// Which connection sends (intermediary topology).
+    pub upstream: bool,
     /// Receiver clock.
     pub now_ms: u64,
     /// The action.
@@ -426,6 +430,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         // `nothing` is the empty list of events.
         Expect::Nothing => return Ok(None),
         Expect::Identity => Expectation::Identity,
+        Expect::Forwarded => Expectation::Forwarded,
         Expect::Close => Expectation::Close,
         Expect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
@@ -508,6 +513,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                 step: i,
                 rep,
                 note: s.note.clone(),
+                upstream: s.side == Some(crate::catalog::vector::Side::Upstream),
                 now_ms,
                 action,
                 expect: expect.clone(),

@@ -213,6 +213,10 @@ pub struct SessionSpec {
     /// Deadlines and bounds.
     #[serde(default)]
     pub timing: Timing,
+    /// `intermediary`: the endpoint is started with `${UPSTREAM}`, the address of a
+    /// listener the harness opens, and relays to it.
+    #[serde(default)]
+    pub topology: crate::catalog::vector::Topology,
 }
 
 /// How to start a process.

@@ -49,6 +49,10 @@ pub struct Vector {
     /// How the session method connects for this vector (TLS variants for S1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect: Option<ConnectSpec>,
+    /// `intermediary`: the SUT sits between the harness's client and the harness's
+    /// upstream server (relays, gateways, proxies). Default `endpoint`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -88,6 +92,28 @@ pub struct ConnectSpec {
     /// Connect in plaintext to a SUT that requires TLS.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plaintext: bool,
+}
+
+/// Where the SUT sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    /// Harness ⇄ SUT.
+    #[default]
+    Endpoint,
+    /// Harness client ⇄ SUT ⇄ harness upstream server.
+    Intermediary,
+}
+
+/// Which of the harness's two connections a step uses (intermediary topology).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The harness as the SUT's client.
+    #[default]
+    Client,
+    /// The harness as the SUT's upstream server.
+    Upstream,
 }
 
 /// A client certificate variant.
@@ -130,6 +156,9 @@ pub struct Step {
     /// Write a forged TLS application-data record under the TLS layer (session, TLS only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub corrupt_record: bool,
+    /// Which connection sends (intermediary topology; default `client`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<Side>,
     /// Run this step this many times (each with a fresh default msg_id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Num>,
@@ -289,6 +318,9 @@ pub enum Expect {
     Reply(Box<ReplySpec>),
     /// The answer to the identity probe reports the harness's client identity (session).
     Identity,
+    /// The octets sent in this step arrive unchanged on the harness's other connection
+    /// (intermediary topology): byte preservation.
+    Forwarded,
 }
 
 /// A pattern for a frame the SUT sends.

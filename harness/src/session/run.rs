@@ -6,7 +6,7 @@
 use super::pki::{self, Pki};
 use super::process::{self, Supervised};
 use super::wire::{Recv, StdioWire, TcpWire, TlsOptions, TlsWire, Wire};
-use crate::catalog::vector::{ClientCert, ConnectSpec, Method};
+use crate::catalog::vector::{ClientCert, ConnectSpec, Method, Topology};
 use crate::catalog::{Catalog, LoadedVector};
 use crate::engine::{applicability, transcript_hex};
 use crate::evaluate::{describe_expected, judge_codec_step};
@@ -48,6 +48,61 @@ struct Conv<'a> {
     /// The vector tests the core layer: a profile-level reject of an accepted frame shows
     /// the core accepted and dispatched it.
     core_layer: bool,
+    /// The harness's upstream connection (intermediary topology).
+    upstream: Option<Box<dyn Wire>>,
+}
+
+fn accept_within(l: &std::net::TcpListener, d: Duration) -> Result<std::net::TcpStream, String> {
+    let until = Instant::now() + d;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).map_err(|e| e.to_string())?;
+                s.set_nodelay(true).map_err(|e| e.to_string())?;
+                s.set_write_timeout(Some(d)).map_err(|e| e.to_string())?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= until {
+                    return Err(format!(
+                        "no upstream connection within {} ms",
+                        d.as_millis()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Reads exactly `n` octets from one side within `deadline`.
+fn read_exact_raw(w: &mut dyn Wire, n: usize, deadline: Instant) -> Result<Vec<u8>, String> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        match w.recv(deadline) {
+            Recv::Data(d) => got.extend_from_slice(&d),
+            Recv::Eof => {
+                return Err(format!(
+                    "the connection closed after {} of {n} octets",
+                    got.len()
+                ))
+            }
+            Recv::Broken(e) => {
+                return Err(format!(
+                    "the connection broke after {} of {n} octets: {e}",
+                    got.len()
+                ))
+            }
+            Recv::Timeout => {
+                return Err(format!(
+                    "{} of {n} octets arrived before the deadline",
+                    got.len()
+                ))
+            }
+        }
+    }
+    Ok(got)
 }
 
 /// Whether a code is decided above the core (by the profile the frame was dispatched to).
@@ -235,6 +290,7 @@ pub struct SessionEngine<'a> {
     addr: Option<String>,
     probes: u64,
     vector_start_wall: u64,
+    listener: Option<std::net::TcpListener>,
 }
 
 impl<'a> SessionEngine<'a> {
@@ -254,7 +310,16 @@ impl<'a> SessionEngine<'a> {
             _ => None,
         };
         process::install_interrupt_handler();
+        let listener = if spec.topology == Topology::Intermediary {
+            let l = std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| format!("upstream listener: {e}"))?;
+            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            Some(l)
+        } else {
+            None
+        };
         Ok(SessionEngine {
+            listener,
             catalog,
             sut,
             addr: spec.address.clone(),
@@ -287,6 +352,9 @@ impl<'a> SessionEngine<'a> {
     fn vars(&self) -> BTreeMap<&'static str, String> {
         let mut v = BTreeMap::new();
         v.insert("PORT_FILE", self.work.join("port").display().to_string());
+        if let Some(a) = self.listener.as_ref().and_then(|l| l.local_addr().ok()) {
+            v.insert("UPSTREAM", a.to_string());
+        }
         if let Some(p) = &self.pki {
             v.insert("TLS_CERT", p.server_cert.display().to_string());
             v.insert("TLS_KEY", p.server_key.display().to_string());
@@ -451,6 +519,17 @@ impl<'a> SessionEngine<'a> {
             r.detail = Some("codec method only; this run uses the session method".into());
             return r;
         }
+        let want = v.topology.unwrap_or_default();
+        if want != self.spec.topology {
+            r.detail = Some(
+                format!(
+                    "needs the {want:?} topology; the SUT is set up as {:?}",
+                    self.spec.topology
+                )
+                .to_lowercase(),
+            );
+            return r;
+        }
         let connect = v.connect.clone().unwrap_or_default();
         if v.connect.is_some() && self.spec.transport != Transport::Tls {
             r.detail = Some("needs a TLS endpoint (the vector sets connection options)".into());
@@ -527,6 +606,17 @@ impl<'a> SessionEngine<'a> {
                 return r;
             }
         };
+        let upstream: Option<Box<dyn Wire>> = match &self.listener {
+            Some(l) => match accept_within(l, Duration::from_millis(self.spec.timing.step_ms)) {
+                Ok(s) => Some(Box::new(TcpWire::from_stream(s, "upstream"))),
+                Err(e) => {
+                    r.verdict = Verdict::Fail;
+                    r.detail = Some(format!("the intermediary did not connect upstream: {e}"));
+                    return r;
+                }
+            },
+            None => None,
+        };
         let max = self.sut.manifest.limits.max_frame_bytes;
         let reply_limits = Limits {
             max_frame_bytes: max,
@@ -547,6 +637,7 @@ impl<'a> SessionEngine<'a> {
             transcript: Vec::new(),
             closed: None,
             core_layer: matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
+            upstream,
         };
         if let Some(n) = restart_note {
             conv.note(n);
@@ -830,13 +921,39 @@ fn run_steps(
             sync(conv, &mut pending, params, probes, false)?;
         }
         let mut sent_id = None;
+        let mut last_sent: Vec<u8> = Vec::new();
         match &s.action {
+            Action::Send(b) if s.upstream => {
+                let t = conv.t();
+                conv.transcript.push(TranscriptEntry {
+                    t_ms: t,
+                    dir: Dir::Sent,
+                    data: format!("upstream {}", transcript_hex(b)),
+                });
+                match conv.upstream.as_mut() {
+                    Some(u) => {
+                        if let Err(e) = u.send(b) {
+                            conv.note(format!("upstream send failed: {e}"));
+                        }
+                    }
+                    None => {
+                        return Err(fail(
+                            Verdict::HarnessError,
+                            "an upstream step needs the intermediary topology",
+                            &exp_desc,
+                            "",
+                        ))
+                    }
+                }
+                last_sent = b.to_vec();
+            }
             Action::Send(b) => {
                 let ids = ids_in(b, &conv.reply_limits);
                 sent_id = ids.first().cloned();
                 if let Err(e) = conv.send(b) {
                     conv.note(format!("send failed: {e}"));
                 }
+                last_sent = b.to_vec();
                 if only_accepts {
                     pending.push(Pending {
                         label: label.clone(),
@@ -1183,6 +1300,51 @@ fn run_steps(
                     match seen {
                         Some(serde_json::Value::String(s)) if s == want => obs_desc.push(format!("identity {s}")),
                         other => return Err(fail(Verdict::Fail, format!("{label}the endpoint reports identity {other:?} at {ptr}; the harness presented {want}"), &exp_desc, format!("{other:?}"))),
+                    }
+                }
+                Expectation::Forwarded => {
+                    let n = last_sent.len();
+                    let got = if s.upstream {
+                        read_exact_raw(conv.wire.as_mut(), n, deadline)
+                    } else {
+                        match conv.upstream.as_mut() {
+                            Some(u) => read_exact_raw(u.as_mut(), n, deadline),
+                            None => Err("no upstream connection".into()),
+                        }
+                    };
+                    let to = if s.upstream { "client" } else { "upstream" };
+                    match got {
+                        Ok(g) if g == last_sent => {
+                            let t = conv.t();
+                            conv.transcript.push(TranscriptEntry {
+                                t_ms: t,
+                                dir: Dir::Received,
+                                data: format!("{to} {}", transcript_hex(&g)),
+                            });
+                            obs_desc.push(format!("forwarded to {to} unchanged ({n} octets)"));
+                        }
+                        Ok(g) => {
+                            let at = g
+                                .iter()
+                                .zip(&last_sent)
+                                .position(|(a, b)| a != b)
+                                .unwrap_or(0);
+                            let t = conv.t();
+                            conv.transcript.push(TranscriptEntry {
+                                t_ms: t,
+                                dir: Dir::Received,
+                                data: format!("{to} {}", transcript_hex(&g)),
+                            });
+                            return Err(fail(Verdict::Fail, format!("{label}the octets reaching the {to} differ from those sent, first at offset {at}"), &exp_desc, "altered"));
+                        }
+                        Err(e) => {
+                            return Err(fail(
+                                Verdict::Fail,
+                                format!("{label}forwarding to the {to}: {e}"),
+                                &exp_desc,
+                                "not forwarded",
+                            ))
+                        }
                     }
                 }
                 Expectation::Nothing => {}

@@ -45,10 +45,16 @@ pub trait Wire: Send {
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// How long a write to a stdio endpoint may block (it stopped reading its input).
+const STDIO_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+type WriteJob = (Vec<u8>, mpsc::Sender<io::Result<()>>);
+
 /// The stdio of a spawned SUT. A reader thread turns the blocking pipe into a channel so
-/// reads have deadlines.
+/// reads have deadlines; a writer thread does the same for writes, so an endpoint that stops
+/// reading cannot block the harness.
 pub struct StdioWire {
-    stdin: Option<ChildStdin>,
+    stdin: Option<mpsc::Sender<WriteJob>>,
     rx: Receiver<Recv>,
 }
 
@@ -71,8 +77,21 @@ impl StdioWire {
                 }
             }
         });
+        let (wtx, wrx) = mpsc::channel::<WriteJob>();
+        std::thread::spawn(move || {
+            let mut stdin = stdin;
+            for (buf, ack) in wrx {
+                let r = stdin.write_all(&buf).and_then(|()| stdin.flush());
+                let failed = r.is_err();
+                let _ = ack.send(r);
+                if failed {
+                    return;
+                }
+            }
+            // The sender was dropped: closing stdin here is the half-close.
+        });
         StdioWire {
-            stdin: Some(stdin),
+            stdin: Some(wtx),
             rx,
         }
     }
@@ -80,14 +99,25 @@ impl StdioWire {
 
 impl Wire for StdioWire {
     fn send(&mut self, b: &[u8]) -> io::Result<()> {
-        match &mut self.stdin {
-            Some(s) => {
-                s.write_all(b)?;
-                s.flush()
-            }
-            None => Err(io::Error::new(
+        let Some(s) = &self.stdin else {
+            return Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "stdin already closed",
+            ));
+        };
+        let (ack_tx, ack_rx) = mpsc::channel();
+        s.send((b.to_vec(), ack_tx)).map_err(|_| {
+            io::Error::new(io::ErrorKind::BrokenPipe, "the endpoint's stdin is closed")
+        })?;
+        match ack_rx.recv_timeout(STDIO_WRITE_TIMEOUT) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the endpoint stopped reading its input",
+            )),
+            Err(RecvTimeoutError::Disconnected) => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the endpoint's stdin is closed",
             )),
         }
     }
@@ -157,6 +187,14 @@ pub struct TcpWire {
 }
 
 impl TcpWire {
+    /// Wraps an accepted connection.
+    pub fn from_stream(sock: TcpStream, label: &str) -> Self {
+        TcpWire {
+            sock,
+            addr: label.to_owned(),
+        }
+    }
+
     /// Connects.
     pub fn connect(addr: &str, timeout: Duration) -> io::Result<Self> {
         Ok(TcpWire {

@@ -1,0 +1,80 @@
+//! A deliberately misbehaving SWP endpoint on stdio, for testing the harness's supervision:
+//! `badsut close-on-reject | hang | crash | flood | flood4g`. Built by `cargo test` (examples are).
+//!
+//! - `close-on-reject`: a correct core that signals every reject by closing with zero bytes
+//!   and never sends an error frame (like an independent stack we know), answering `ping`.
+//! - `hang`: reads everything, answers nothing, never closes.
+//! - `crash`: aborts on the first complete frame.
+//! - `flood`: on the first frame, announces an 8 MiB frame and streams octets forever;
+//!   `flood4g` announces a 4 GiB frame first.
+
+use std::io::{Read, Write};
+use swp_core::{e1, Envelope, Event, Limits, Policy, Receiver};
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut rx = Receiver::new(Limits::default(), Policy::default());
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                if mode == "hang" {
+                    // Keep the process (and so the connection) alive without answering.
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
+                if mode == "close-on-reject" && rx.finish().is_some() {
+                    return;
+                }
+                return;
+            }
+            Ok(n) => n,
+        };
+        rx.feed(&buf[..n]);
+        while let Some(ev) = rx.poll(0, |p| p == 1 || p == 2) {
+            match mode.as_str() {
+                "crash" => std::process::abort(),
+                "flood" | "flood4g" => {
+                    // `flood4g` announces a 4 GiB frame; `flood` an 8 MiB one it never ends.
+                    let prefix = if mode == "flood4g" {
+                        [0xff; 4]
+                    } else {
+                        [0x00, 0x80, 0x00, 0x00]
+                    };
+                    let _ = stdout.write_all(&prefix);
+                    let chunk = vec![0x5au8; 65536];
+                    loop {
+                        if stdout.write_all(&chunk).is_err() {
+                            return;
+                        }
+                    }
+                }
+                "hang" => {}
+                _ => match ev {
+                    Event::Rejected { .. } => return,
+                    Event::Accepted { envelope, .. } => {
+                        let ping = serde_json::from_slice::<serde_json::Value>(&envelope.payload)
+                            .ok()
+                            .filter(|v| v.get("method").and_then(|m| m.as_str()) == Some("ping"));
+                        if let (1, 1, Some(req)) = (envelope.profile_id, envelope.msg_type, ping) {
+                            let body = serde_json::json!({"jsonrpc": "2.0", "id": req.get("id"), "result": {}});
+                            let reply = Envelope {
+                                version: 1,
+                                profile_id: 1,
+                                msg_type: 2,
+                                msg_id: envelope.msg_id.clone(),
+                                payload: serde_json::to_vec(&body).unwrap_or_default().into(),
+                                ..Envelope::default()
+                            };
+                            if let Ok(f) = e1::frame_bytes(&reply) {
+                                let _ = stdout.write_all(&f);
+                                let _ = stdout.flush();
+                            }
+                        }
+                    }
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Supervision of misbehaving endpoints (the `badsut` example): a stack that signals rejects
+//! by closing yields "reject observed, code not observable"; one that hangs yields `timeout`;
+//! one that crashes yields `crash`; one that floods is cut off at the bound; and in every
+//! case the run goes on. Ctrl-C keeps the partial results and reaps every child.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use swp_conform::catalog::{self, Catalog};
+use swp_conform::model::Verdict;
+use swp_conform::session::run::SessionEngine;
+use swp_conform::sut::Sut;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn badsut() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
+    let p = dir.join("examples").join("badsut");
+    if !p.is_file() {
+        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+            .current_dir(root())
+            .args(["build", "-q", "-p", "swp-conform", "--example", "badsut"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    p
+}
+
+fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"name: badsut-{mode}
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["{mode}"]}}
+methods: [session]
+claims: {{class: C0, profiles: [1, 2]}}
+limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: close}}
+session:
+  transport: stdio
+  reject_signal: {{mode: close}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+  timing: {{step_ms: 400, vector_ms: 4000, silence_ms: 60, max_read_bytes: 1048576}}
+"#,
+        badsut().display()
+    );
+    let p = dir.join(format!("badsut-{mode}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn catalog() -> Catalog {
+    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(mode: &str, ids: &[&str]) -> Vec<(String, Verdict, String)> {
+    let cat = catalog();
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("session-{mode}"));
+    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| ids.contains(&v.vector.id.as_str()))
+        .collect();
+    assert_eq!(plan.len(), ids.len());
+    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
+    eng.run(&plan, |_| {})
+        .into_iter()
+        .map(|r| (r.vector_id, r.verdict, r.detail.unwrap_or_default()))
+        .collect()
+}
+
+const ACCEPT: &str = "core_0002_valid_typical_frame";
+const REJECT: &str = "core_0003_invalid_zero_length";
+const VERSION: &str = "core_0008_unsupported_version";
+
+#[test]
+fn a_stack_that_closes_on_reject_gives_code_not_observable_and_passes_accepts() {
+    let r = run(
+        "close-on-reject",
+        &[
+            ACCEPT,
+            REJECT,
+            VERSION,
+            "core_0018_unknown_profile_no_error_path",
+        ],
+    );
+    assert_eq!(r[0].1, Verdict::Pass, "{r:?}");
+    assert_eq!(r[1].1, Verdict::RejectCodeNotObservable, "{r:?}");
+    assert_eq!(r[2].1, Verdict::RejectCodeNotObservable, "{r:?}");
+    // Closing on an unknown profile is exactly what core_0018 asks for.
+    assert_eq!(r[3].1, Verdict::Pass, "{r:?}");
+}
+
+#[test]
+fn a_hanging_endpoint_times_out_and_the_run_goes_on() {
+    let r = run("hang", &[ACCEPT, REJECT]);
+    assert_eq!(r[0].1, Verdict::Timeout, "{r:?}");
+    assert_eq!(r[1].1, Verdict::Timeout, "{r:?}");
+}
+
+#[test]
+fn a_crashing_endpoint_is_reported_and_the_run_goes_on() {
+    let r = run("crash", &[ACCEPT, VERSION]);
+    assert_eq!(r[0].1, Verdict::Crash, "{r:?}");
+    assert!(r[0].2.contains("signal"), "{r:?}");
+    assert_eq!(r[1].1, Verdict::Crash, "{r:?}");
+}
+
+#[test]
+fn a_flooding_endpoint_is_cut_off_at_the_bound() {
+    let r = run("flood", &[ACCEPT]);
+    assert_eq!(r[0].1, Verdict::Fail, "{r:?}");
+    assert!(r[0].2.contains("cut off"), "{r:?}");
+    let r = run("flood4g", &[ACCEPT]);
+    assert_eq!(r[0].1, Verdict::Fail, "{r:?}");
+    assert!(r[0].2.contains("4294967295"), "{r:?}");
+}
+
+#[test]
+fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("session-interrupt");
+    let _ = std::fs::remove_dir_all(&work);
+    let m = manifest("hang", &work);
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_swp-conform"));
+    let mut child = Command::new(bin)
+        .args(["run", "--sut"])
+        .arg(&m)
+        .args(["--filter", "core_000*", "--out"])
+        .arg(work.join("out"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "an interrupted run with timeouts must not succeed"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("out/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["run"]["interrupted"], true);
+    let n = report["total"].as_u64().unwrap()
+        + report["not_applicable"].as_array().unwrap().len() as u64;
+    assert!(n >= 1 && n < 9, "partial results expected, got {n}");
+    // No badsut process of this run may survive.
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("{} hang", badsut().display())])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "children left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

@@ -32,8 +32,15 @@ pub fn summary(rep: &Report, strict: bool, transcripts: bool) -> String {
             let _ = writeln!(s, "     detail:   {d}");
         }
         let _ = writeln!(s, "     file:     {}", r.path);
-        if transcripts && r.verdict != Verdict::RejectCodeNotObservable {
-            for t in &r.transcript {
+        // Failures always show their transcript (the last lines); `--transcripts` shows it
+        // whole, and for every vector that did not pass.
+        let show = transcripts || r.verdict.is_failure();
+        if show {
+            let skip = if transcripts { 0 } else { r.transcript.len().saturating_sub(12) };
+            if skip > 0 {
+                let _ = writeln!(s, "     … {skip} earlier transcript line(s) in report.json");
+            }
+            for t in r.transcript.iter().skip(skip) {
                 let arrow = match t.dir {
                     Dir::Sent => "→",
                     Dir::Received => "←",

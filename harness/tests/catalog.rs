@@ -12,6 +12,7 @@ use swp_conform::driver::inproc::InProcess;
 use swp_conform::driver::testee::TesteeDriver;
 use swp_conform::engine::Engine;
 use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
 
 fn root() -> PathBuf {
@@ -180,6 +181,30 @@ fn meta_inproc_and_testee_agree(testee: Arc<Mutex<TesteeDriver>>) -> Result<(), 
     }
 }
 
+/// A session engine per transport, shared by that transport's trials (one endpoint process
+/// for TCP/TLS, one PKI per run).
+fn session(transport: &'static str) -> &'static Mutex<Option<SessionEngine<'static>>> {
+    static STDIO: OnceLock<Mutex<Option<SessionEngine<'static>>>> = OnceLock::new();
+    static TLS: OnceLock<Mutex<Option<SessionEngine<'static>>>> = OnceLock::new();
+    static SUTS: OnceLock<(Sut, Sut)> = OnceLock::new();
+    let suts = SUTS.get_or_init(|| {
+        let m = root().join("implementations/manifests");
+        let load = |f: &str| Sut::load(&m.join(f)).unwrap_or_else(|e| panic!("{e}"));
+        (load("reference-stdio.yaml"), load("reference-tls.yaml"))
+    });
+    let (cell, sut) = if transport == "stdio" {
+        (&STDIO, &suts.0)
+    } else {
+        (&TLS, &suts.1)
+    };
+    cell.get_or_init(|| {
+        let work = root().join(format!("target/swp-conform-test-{transport}"));
+        Mutex::new(Some(
+            SessionEngine::new(catalog(), sut, &work).unwrap_or_else(|e| panic!("{e}")),
+        ))
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     let cat = catalog();
@@ -207,6 +232,33 @@ fn main() {
             })
         },
     ];
+    for lv in &cat.vectors {
+        if !lv
+            .vector
+            .methods
+            .contains(&swp_conform::catalog::vector::Method::Session)
+        {
+            continue;
+        }
+        for transport in ["stdio", "tls"] {
+            let id = lv.vector.id.clone();
+            let name = format!("{transport}::{}::{}", lv.vector.namespace, lv.vector.id);
+            trials.push(
+                Trial::test(name, move || {
+                    let cat = catalog();
+                    let lv = cat
+                        .vectors
+                        .iter()
+                        .find(|v| v.vector.id == id)
+                        .ok_or("vector vanished")?;
+                    let mut g = session(transport).lock().map_err(|e| e.to_string())?;
+                    let eng = g.as_mut().ok_or("no engine")?;
+                    outcome(&eng.run_one(lv))
+                })
+                .with_kind(lv.vector.namespace.clone()),
+            );
+        }
+    }
     for lv in &cat.vectors {
         let na = swp_conform::engine::applicability(&lv.vector, &sut).is_some();
         for mode in ["inproc", "testee"] {
@@ -244,5 +296,13 @@ fn main() {
             trials.push(trial);
         }
     }
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    // Statics are never dropped: stop the endpoint processes explicitly so no test run
+    // leaves a server behind.
+    for t in ["stdio", "tls"] {
+        if let Ok(mut g) = session(t).lock() {
+            drop(g.take());
+        }
+    }
+    conclusion.exit();
 }

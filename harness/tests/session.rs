@@ -169,3 +169,52 @@ fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+#[test]
+fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
+    let exe = std::env::current_exe().unwrap();
+    let bad = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .unwrap()
+        .join("examples")
+        .join("badrelay");
+    if !bad.is_file() {
+        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+            .current_dir(root())
+            .args(["build", "-q", "-p", "swp-conform", "--example", "badrelay"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("session-badrelay");
+    std::fs::create_dir_all(&work).unwrap();
+    let text = std::fs::read_to_string(root().join("implementations/manifests/reference-relay.yaml"))
+        .unwrap()
+        .replace("command: ${SWP_REF}", &format!("command: \"{}\"", bad.display()))
+        .replace(
+            r#"args: [relay, --listen, "tcp://127.0.0.1:0", --port-file, "${PORT_FILE}", --upstream, "${UPSTREAM}"]"#,
+            r#"args: ["${PORT_FILE}", "${UPSTREAM}"]"#,
+        );
+    let m = work.join("badrelay.yaml");
+    std::fs::write(&m, text).unwrap();
+    let cat = catalog();
+    let sut = Sut::load(&m).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == "mcp")
+        .collect();
+    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
+    let r: Vec<_> = eng
+        .run(&plan, |_| {})
+        .into_iter()
+        .map(|r| (r.vector_id, r.verdict, r.detail))
+        .collect();
+    // Compact JSON survives a compact re-serialisation; whitespace and escapes do not.
+    let get = |id: &str| r.iter().find(|x| x.0.starts_with(id)).unwrap().clone();
+    assert_eq!(get("mcp_0001").1, Verdict::Pass, "{r:?}");
+    let v = get("mcp_0015");
+    assert_eq!(v.1, Verdict::Fail, "{r:?}");
+    assert!(v.2.unwrap_or_default().contains("differ"), "{r:?}");
+}

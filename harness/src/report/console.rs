@@ -36,7 +36,11 @@ pub fn summary(rep: &Report, strict: bool, transcripts: bool) -> String {
         // whole, and for every vector that did not pass.
         let show = transcripts || r.verdict.is_failure();
         if show {
-            let skip = if transcripts { 0 } else { r.transcript.len().saturating_sub(12) };
+            let skip = if transcripts {
+                0
+            } else {
+                r.transcript.len().saturating_sub(12)
+            };
             if skip > 0 {
                 let _ = writeln!(s, "     … {skip} earlier transcript line(s) in report.json");
             }

@@ -7,6 +7,8 @@
 //! Each routine uses its results in place (`black_box(&env)`) and drops them inside the
 //! timed loop, so the reference-count releases are measured; `decode_validate_moved` shows
 //! the extra cost of moving the results out with `expect()` (a memcpy of the Envelope).
+//! The `decode_ref*` rows take the borrowed path instead: `frame::split` on the held
+//! octets + `e1::decode_ref`, which creates no `Bytes` and touches no reference count.
 //!
 //! Run: `cargo bench -p swp-core --bench codec -- --warm-up-time 1 --measurement-time 3`
 #![forbid(unsafe_code)]
@@ -14,6 +16,7 @@
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
+use swp_core::frame::{Split, PREFIX_LEN};
 use swp_core::{e1, frame, validate, Envelope, Event, Extensions, Limits, Policy, Receiver};
 
 /// Sender timestamp of the benchmark frames; the receiver clock is half a second later.
@@ -139,6 +142,38 @@ fn bench_frame(c: &mut Criterion, name: &str, env: &Envelope) {
                 unreachable!("valid body")
             };
             let v = validate::validate(env, &policy, black_box(NOW));
+            assert!(v.is_ok());
+            black_box((env, &v));
+        })
+    });
+
+    // The borrowed path: the same frame, split and decoded as plain octets; the view's
+    // fields are slices of `held`, so no reference count changes.
+    g.bench_function("decode_ref", |b| {
+        b.iter(|| {
+            let buf: &[u8] = black_box(&held);
+            let Ok(Split::Frame { body_len }) = frame::split(buf, &limits) else {
+                unreachable!("valid frame")
+            };
+            let body = &buf[PREFIX_LEN..PREFIX_LEN + body_len];
+            let env = e1::decode_ref(body, &limits);
+            assert!(env.is_ok());
+            black_box(&env);
+        })
+    });
+
+    g.bench_function("decode_ref_validate", |b| {
+        b.iter(|| {
+            let buf: &[u8] = black_box(&held);
+            let Ok(Split::Frame { body_len }) = frame::split(buf, &limits) else {
+                unreachable!("valid frame")
+            };
+            let body = &buf[PREFIX_LEN..PREFIX_LEN + body_len];
+            let env = e1::decode_ref(body, &limits);
+            let Ok(env) = &env else {
+                unreachable!("valid body")
+            };
+            let v = validate::validate_ref(env, &policy, black_box(NOW));
             assert!(v.is_ok());
             black_box((env, &v));
         })

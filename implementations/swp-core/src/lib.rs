@@ -18,7 +18,9 @@ pub mod reject;
 pub mod uvarint;
 pub mod validate;
 
-pub use envelope::{Envelope, Extension, Extensions, CORE_VERSION};
+pub use envelope::{
+    Envelope, EnvelopeRef, Extension, ExtensionRef, Extensions, ExtensionsRef, CORE_VERSION,
+};
 pub use error::{CoreCategory, ErrorCode, UnknownCodeName};
 pub use limits::{Limits, Policy, RateLimit, UnknownProfilePolicy};
 pub use receiver::{Event, Receiver};

@@ -1,6 +1,7 @@
 //! Property tests: the E1 encoder and decoder are inverse on every envelope within limits,
 //! and arbitrary octets in arbitrary chunkings never panic any entry point and only ever
-//! produce a frame, a "need more", or a typed reject carrying a canonical code.
+//! produce a frame, a "need more", or a typed reject carrying a canonical code; and the
+//! borrowed decoder (`e1::decode_ref`) agrees exactly with the owned one on every body.
 #![forbid(unsafe_code)]
 
 use bytes::{Bytes, BytesMut};
@@ -8,6 +9,7 @@ use proptest::prelude::*;
 use swp_core::codec::{CodecError, SwpCodec};
 use swp_core::e1;
 use swp_core::frame::{self, FrameDecoder};
+use swp_core::validate;
 use swp_core::{
     CoreError, Envelope, ErrorCode, Event, Extensions, Limits, Policy, RateLimit, Receiver,
 };
@@ -122,8 +124,72 @@ fn stream_bytes() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// Bodies that are random (with or without a valid version), or valid (under the small limits) with a few octets overwritten
+/// and possibly cut or extended, so both accepts and every kind of reject are common.
+fn body_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..400),
+        // Past the version check, so the later fields see random octets too.
+        prop::collection::vec(any::<u8>(), 0..400).prop_map(|mut b| {
+            b.insert(0, 1);
+            b
+        }),
+        (
+            any_envelope(small_limits()),
+            prop::collection::vec((any::<usize>(), any::<u8>()), 0..3),
+            prop_oneof![Just(0isize), -3isize..=3],
+        )
+            .prop_map(|(env, flips, resize)| {
+                let mut out = Vec::new();
+                e1::encode_body(&env, &mut out);
+                for (at, v) in flips {
+                    let n = out.len();
+                    out[at % n] = v;
+                }
+                let len = out.len().saturating_add_signed(resize);
+                out.resize(len, 0);
+                out
+            }),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn decode_ref_agrees_exactly_with_decode(
+        body in body_bytes(),
+        now in prop_oneof![Just(0u64), any::<u64>()],
+        freshness in any::<bool>(),
+    ) {
+        let policy = Policy {
+            timestamp_freshness: freshness,
+            max_clock_skew_ms: 1_000,
+            known_flags: 0b101,
+            ..Policy::default()
+        };
+        for limits in [Limits::default(), small_limits()] {
+            let held = Bytes::from(body.clone());
+            let owned = e1::decode(&held, &limits);
+            let borrowed = e1::decode_ref(&held, &limits);
+            // Same fields or the same error, compared both ways round.
+            prop_assert_eq!(&borrowed, &owned.as_ref().map(Envelope::view).map_err(Clone::clone));
+            prop_assert_eq!(&borrowed.clone().map(|v| v.to_owned_in(&held)), &owned);
+            if let (Ok(v), Ok(e)) = (&borrowed, &owned) {
+                let a: Vec<_> = v.extensions.iter().map(|x| (x.ext_type, x.value)).collect();
+                let b: Vec<_> = e.extensions.iter().map(|x| (x.ext_type, x.value)).collect();
+                prop_assert_eq!(a.len(), b.len());
+                for ((ta, va), (tb, vb)) in a.iter().zip(&b) {
+                    prop_assert_eq!(ta, tb);
+                    prop_assert_eq!(*va, &vb[..]);
+                }
+                prop_assert_eq!(
+                    validate::validate_ref(v, &policy, now),
+                    validate::validate(e, &policy, now)
+                );
+            }
+        }
+    }
 
     #[test]
     fn round_trip_default_limits(env in any_envelope(Limits::default())) {

@@ -1,7 +1,7 @@
 //! Every reject and every boundary of SWP Core framing and E1 decoding, each checked for the
 //! exact `CoreError` variant and its canonical `ERR_*` code, through every entry point that
-//! can see it: `e1::decode`, `frame::take_frame`, `FrameDecoder`, `Receiver` and the tokio
-//! `SwpCodec` (`decode` and `decode_eof`).
+//! can see it: `e1::decode`, `e1::decode_owned`, `e1::decode_ref`, `frame::take_frame`,
+//! `FrameDecoder`, `Receiver` and the tokio `SwpCodec` (`decode` and `decode_eof`).
 #![forbid(unsafe_code)]
 
 use bytes::{Bytes, BytesMut};
@@ -205,6 +205,12 @@ fn check_all_paths(body: &[u8], limits: Limits, expected: &Result<Envelope, Core
         &e1::decode_owned(Bytes::copy_from_slice(body), &limits),
         expected,
         "e1::decode_owned"
+    );
+    // The borrowed view: the same fields, or the same error.
+    assert_eq!(
+        e1::decode_ref(body, &limits),
+        expected.as_ref().map(Envelope::view).map_err(Clone::clone),
+        "e1::decode_ref"
     );
 
     // take_frame on a frame already in memory, then e1::decode.

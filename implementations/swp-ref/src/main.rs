@@ -15,6 +15,23 @@ struct Cli {
 enum Cmd {
     /// Serve the codec-method testee protocol on stdin/stdout (docs/testee-protocol.md).
     Testee,
+    /// Run the SWP reference endpoint on stdio, loopback TCP or TLS.
+    Serve(Box<swp_ref::serve::args::ServeArgs>),
+    /// Relay SWP frames byte for byte between loopback clients and an upstream endpoint.
+    Relay {
+        /// `tcp://127.0.0.1:PORT` (port 0 picks one).
+        #[arg(long)]
+        listen: String,
+        /// `HOST:PORT` or `tcp://HOST:PORT` of the upstream endpoint.
+        #[arg(long)]
+        upstream: String,
+        /// Write the bound port here once listening.
+        #[arg(long)]
+        port_file: Option<std::path::PathBuf>,
+        /// Largest frame relayed.
+        #[arg(long, default_value_t = swp_core::limits::DEFAULT_MAX_FRAME_BYTES)]
+        max_frame_bytes: u32,
+    },
 }
 
 fn main() -> ExitCode {
@@ -33,5 +50,29 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::Relay {
+            listen,
+            upstream,
+            port_file,
+            max_frame_bytes,
+        } => {
+            let listen = listen.strip_prefix("tcp://").unwrap_or(&listen);
+            let upstream = upstream.strip_prefix("tcp://").unwrap_or(&upstream);
+            let limits = swp_core::Limits::with_max_frame(max_frame_bytes);
+            match swp_ref::relay::run(listen, upstream, port_file.as_deref(), limits) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("swp-ref relay: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Cmd::Serve(args) => match args.into_options().and_then(swp_ref::serve::run) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("swp-ref: {e}");
+                ExitCode::from(e.exit_code())
+            }
+        },
     }
 }

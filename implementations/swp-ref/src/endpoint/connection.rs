@@ -1,0 +1,807 @@
+//! One connection's sans-IO state machine: octets and time in, octets to write, notices and
+//! the instruction to close out. It owns the `swp_core::Receiver`, the in-flight `msg_id`
+//! set and the responses waiting for their deadline.
+
+use super::mcp::{self, Action, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
+use super::reply::{self, Oversize, Reject};
+use super::{knows_profile, PROFILE_MCP};
+use bytes::{Bytes, BytesMut};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
+use swp_core::{
+    CoreError, Envelope, ErrorCode, Event, Limits, Policy, Receiver, UnknownProfilePolicy,
+};
+
+/// Default cap on responses waiting for their deadline on one connection: `swp/delay` would
+/// otherwise let a peer make the endpoint hold an unbounded number of replies.
+pub const DEFAULT_MAX_PENDING: usize = 1024;
+
+/// Notices a connection reports before it stops reporting (a flood of stale frames must not
+/// become a flood of log lines).
+const MAX_NOTICES: usize = 32;
+
+/// What a connection enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Size bounds, for inbound and outbound frames alike.
+    pub limits: Limits,
+    /// Receiver policy (freshness, rate limit, unknown-profile handling).
+    pub policy: Policy,
+    /// Cap on delayed responses pending at once; more are refused with
+    /// `ERR_RATE_LIMIT_EXCEEDED`.
+    pub max_pending: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            limits: Limits::default(),
+            policy: Policy::default(),
+            max_pending: DEFAULT_MAX_PENDING,
+        }
+    }
+}
+
+/// What the I/O edge must do next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Write these octets: one or more whole frames, batched so the edge can write
+    /// everything one input produced with a single call.
+    Send(Bytes),
+    /// Report this to the operator (stderr); nothing goes on the wire.
+    Notice(Notice),
+    /// Close the connection, after writing every `Send` returned before it. Always last.
+    Close,
+}
+
+/// Something the operator should know about a connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Notice {
+    /// A frame failed the timestamp freshness policy: S1 §2.4 asks receivers to log
+    /// replay-window failures as security events.
+    #[error("security event: {0} ({code})", code = .0.code())]
+    Security(CoreError),
+    /// A reply (or the error frame standing in for it) did not fit the configured limits.
+    #[error("reply dropped: {0}")]
+    ReplyDropped(Oversize),
+    /// The connection reached its notice budget; later notices are not reported.
+    #[error("further notices on this connection are suppressed")]
+    Suppressed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Reading frames.
+    Open,
+    /// The peer ended its stream cleanly; waiting for delayed responses before closing.
+    Draining,
+    /// `Close` is due once the pending output is taken.
+    Closing,
+    /// `Close` was returned; nothing more happens.
+    Closed,
+}
+
+/// A response waiting for its deadline. Ordered by deadline, then arrival, so equal
+/// deadlines are answered in request order.
+#[derive(Debug)]
+struct Pending {
+    deadline_ms: u64,
+    seq: u64,
+    msg_id: Bytes,
+    payload: Vec<u8>,
+}
+
+impl Pending {
+    fn key(&self) -> (u64, u64) {
+        (self.deadline_ms, self.seq)
+    }
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    /// Reversed, so the `BinaryHeap` (a max-heap) yields the earliest deadline first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key().cmp(&self.key())
+    }
+}
+
+/// One SWP connection, sans-IO.
+///
+/// Drive it with [`Connection::on_bytes`], [`Connection::on_eof`] and
+/// [`Connection::on_timer`] (at [`Connection::next_deadline`]), and after each call take
+/// every [`Output`] with [`Connection::poll_output`]. Times are milliseconds since the Unix
+/// epoch: the same clock stamps outbound frames and judges inbound freshness.
+#[derive(Debug)]
+pub struct Connection {
+    config: Config,
+    identity: Option<String>,
+    receiver: Receiver,
+    state: State,
+    tx: BytesMut,
+    notices: VecDeque<Notice>,
+    notices_reported: usize,
+    pending: BinaryHeap<Pending>,
+    in_flight: HashSet<Bytes>,
+    seq: u64,
+    error_ids: u64,
+}
+
+impl Connection {
+    /// A connection enforcing `config`; `identity` is the authenticated peer identity (S1
+    /// identity surface), when the channel established one.
+    pub fn new(config: Config, identity: Option<String>) -> Self {
+        Connection {
+            config,
+            identity,
+            receiver: Receiver::new(config.limits, config.policy),
+            state: State::Open,
+            tx: BytesMut::new(),
+            notices: VecDeque::new(),
+            notices_reported: 0,
+            pending: BinaryHeap::new(),
+            in_flight: HashSet::new(),
+            seq: 0,
+            error_ids: 0,
+        }
+    }
+
+    /// The peer identity profiles see.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// Whether the connection stopped reading input (closing or closed).
+    pub fn is_closing(&self) -> bool {
+        matches!(self.state, State::Closing | State::Closed)
+    }
+
+    /// Whether `Close` has been returned.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// Octets arrived. Every complete frame among them is judged and answered now.
+    pub fn on_bytes(&mut self, data: &[u8], now_ms: u64) {
+        if self.state != State::Open {
+            return;
+        }
+        self.receiver.feed(data);
+        while self.state == State::Open {
+            match self.receiver.poll(now_ms, knows_profile) {
+                Some(event) => self.on_event(event, now_ms),
+                None => break,
+            }
+        }
+    }
+
+    /// The peer ended its stream. Inside a frame, that is a framing error (error frame, then
+    /// close); otherwise the connection closes once its delayed responses are sent, since a
+    /// half-close means "no more requests", not "drop the answers".
+    pub fn on_eof(&mut self, now_ms: u64) {
+        if self.state != State::Open {
+            return;
+        }
+        match self.receiver.finish() {
+            Some(Event::Rejected { error, msg_id, .. }) => {
+                self.error_frame(Reject::Core(error), msg_id, now_ms);
+                self.close();
+            }
+            _ if self.pending.is_empty() => self.state = State::Closing,
+            _ => self.state = State::Draining,
+        }
+    }
+
+    /// When [`Connection::on_timer`] should next be called, if at all.
+    pub fn next_deadline(&self) -> Option<u64> {
+        match self.state {
+            State::Open | State::Draining => self.pending.peek().map(|p| p.deadline_ms),
+            State::Closing | State::Closed => None,
+        }
+    }
+
+    /// Time passed: sends every delayed response that is due.
+    pub fn on_timer(&mut self, now_ms: u64) {
+        if !matches!(self.state, State::Open | State::Draining) {
+            return;
+        }
+        while self.pending.peek().is_some_and(|p| p.deadline_ms <= now_ms) {
+            let Some(p) = self.pending.pop() else { break };
+            // The msg_id leaves the in-flight set when its response is sent.
+            self.in_flight.remove(&p.msg_id);
+            self.respond(p.msg_id, Bytes::from(p.payload), now_ms);
+        }
+        if self.state == State::Draining && self.pending.is_empty() {
+            self.state = State::Closing;
+        }
+    }
+
+    /// The next thing for the edge to do: all pending octets as one `Send`, then notices,
+    /// then `Close` when the connection is done.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        if !self.tx.is_empty() {
+            return Some(Output::Send(self.tx.split().freeze()));
+        }
+        if let Some(n) = self.notices.pop_front() {
+            return Some(Output::Notice(n));
+        }
+        if self.state == State::Closing {
+            self.state = State::Closed;
+            return Some(Output::Close);
+        }
+        None
+    }
+
+    fn on_event(&mut self, event: Event, now_ms: u64) {
+        match event {
+            Event::Accepted { envelope, .. } => {
+                // Profile 2 (A2A) is registered but not implemented: accepted, no reply.
+                if envelope.profile_id == PROFILE_MCP {
+                    self.mcp(envelope, now_ms);
+                }
+            }
+            Event::Rejected {
+                error,
+                msg_id,
+                terminated,
+            } => {
+                if matches!(error, CoreError::UnknownProfile { .. })
+                    && self.config.policy.unknown_profile == UnknownProfilePolicy::Close
+                {
+                    self.close();
+                    return;
+                }
+                if matches!(
+                    error,
+                    CoreError::StaleTimestamp { .. }
+                        | CoreError::FutureTimestamp { .. }
+                        | CoreError::MissingTimestamp
+                ) {
+                    self.notice(Notice::Security(error.clone()));
+                }
+                self.error_frame(Reject::Core(error), msg_id, now_ms);
+                if terminated {
+                    self.close();
+                }
+            }
+        }
+    }
+
+    fn mcp(&mut self, env: Envelope, now_ms: u64) {
+        if env.msg_type == MSG_TYPE_REQUEST && self.in_flight.contains(&env.msg_id[..]) {
+            self.error_frame(
+                Reject::Core(CoreError::DuplicateMsgId),
+                Some(env.msg_id),
+                now_ms,
+            );
+            return;
+        }
+        match mcp::handle(env.msg_type, &env.payload, self.identity.as_deref()) {
+            Action::Reply(payload) => self.respond(env.msg_id, Bytes::from(payload), now_ms),
+            Action::Delayed { ms, payload } => {
+                if self.pending.len() >= self.config.max_pending {
+                    let r = Reject::profile(
+                        ErrorCode::RateLimitExceeded,
+                        format!(
+                            "{} delayed responses are already pending on this connection",
+                            self.pending.len()
+                        ),
+                    );
+                    self.error_frame(r, Some(env.msg_id), now_ms);
+                    return;
+                }
+                // A copy, not a slice: a slice would keep the whole received frame alive
+                // until the deadline.
+                let msg_id = Bytes::copy_from_slice(&env.msg_id);
+                self.in_flight.insert(msg_id.clone());
+                self.seq += 1;
+                self.pending.push(Pending {
+                    deadline_ms: now_ms.saturating_add(ms),
+                    seq: self.seq,
+                    msg_id,
+                    payload,
+                });
+            }
+            Action::Nothing => {}
+            Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
+        }
+    }
+
+    /// Sends a response, or an error frame in its place when it does not fit the limits.
+    fn respond(&mut self, msg_id: Bytes, payload: Bytes, now_ms: u64) {
+        let limits = self.config.limits;
+        match reply::put_frame(
+            &mut self.tx,
+            &limits,
+            MSG_TYPE_RESPONSE,
+            now_ms,
+            msg_id.clone(),
+            payload,
+        ) {
+            Ok(()) => {}
+            Err(e) => {
+                let r = Reject::profile(ErrorCode::PayloadTooLarge, format!("no response: {e}"));
+                self.error_frame(r, Some(msg_id), now_ms);
+            }
+        }
+    }
+
+    /// Sends an error frame for `reject`, shortening its message if the full one does not
+    /// fit the limits, and reporting it when even the short one does not.
+    fn error_frame(&mut self, reject: Reject, msg_id: Option<Bytes>, now_ms: u64) {
+        let limits = self.config.limits;
+        let msg_id = msg_id.unwrap_or_else(|| {
+            self.error_ids += 1;
+            reply::error_msg_id(self.error_ids, &limits)
+        });
+        let mut last = None;
+        for brief in [false, true] {
+            let payload = Bytes::from(reply::error_payload(&reject, brief));
+            match reply::put_frame(
+                &mut self.tx,
+                &limits,
+                MSG_TYPE_RESPONSE,
+                now_ms,
+                msg_id.clone(),
+                payload,
+            ) {
+                Ok(()) => return,
+                Err(e) => last = Some(e),
+            }
+        }
+        if let Some(e) = last {
+            self.notice(Notice::ReplyDropped(e));
+        }
+    }
+
+    fn notice(&mut self, n: Notice) {
+        if self.notices_reported < MAX_NOTICES {
+            self.notices.push_back(n);
+        } else if self.notices_reported == MAX_NOTICES {
+            self.notices.push_back(Notice::Suppressed);
+        }
+        self.notices_reported = self.notices_reported.saturating_add(1);
+    }
+
+    /// Stops reading and drops delayed responses; `Close` follows the pending output.
+    fn close(&mut self) {
+        self.state = State::Closing;
+        self.pending.clear();
+        self.in_flight.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swp_core::{e1, frame, RateLimit};
+
+    const ID: &[u8] = b"req-000000000001";
+
+    fn frame_of(profile_id: u64, msg_type: u64, ts: u64, msg_id: &[u8], payload: &str) -> Vec<u8> {
+        let env = Envelope {
+            version: 1,
+            profile_id,
+            msg_type,
+            ts_unix_ms: ts,
+            msg_id: Bytes::copy_from_slice(msg_id),
+            payload: Bytes::copy_from_slice(payload.as_bytes()),
+            ..Envelope::default()
+        };
+        e1::frame_bytes(&env).unwrap().to_vec()
+    }
+
+    fn request(msg_id: &[u8], method: &str, params: &str) -> Vec<u8> {
+        let payload =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+        frame_of(1, 1, 0, msg_id, &payload)
+    }
+
+    fn ping(msg_id: &[u8]) -> Vec<u8> {
+        request(msg_id, "ping", "{}")
+    }
+
+    /// Everything the connection wants to do now, with sends decoded (and so checked to be
+    /// valid frames under the connection's own limits).
+    #[derive(Debug, Default)]
+    struct Drained {
+        frames: Vec<Envelope>,
+        sends: usize,
+        notices: Vec<Notice>,
+        closed: bool,
+    }
+
+    fn drain(c: &mut Connection) -> Drained {
+        let limits = c.config.limits;
+        let mut d = Drained::default();
+        while let Some(o) = c.poll_output() {
+            assert!(!d.closed, "output after Close");
+            match o {
+                Output::Send(b) => {
+                    d.sends += 1;
+                    let mut rest = b;
+                    while !rest.is_empty() {
+                        let (body, tail) = frame::take_frame(&rest, &limits).unwrap().unwrap();
+                        d.frames.push(e1::decode(&body, &limits).unwrap());
+                        rest = tail;
+                    }
+                }
+                Output::Notice(n) => d.notices.push(n),
+                Output::Close => d.closed = true,
+            }
+        }
+        d
+    }
+
+    fn error_of(env: &Envelope) -> (String, i64) {
+        assert_eq!((env.profile_id, env.msg_type), (1, 2));
+        let v: serde_json::Value = serde_json::from_slice(&env.payload).unwrap();
+        assert_eq!(v["id"], serde_json::Value::Null);
+        (
+            v["error"]["data"]["swp_error"].as_str().unwrap().to_owned(),
+            v["error"]["code"].as_i64().unwrap(),
+        )
+    }
+
+    #[test]
+    fn ping_is_answered_with_the_same_msg_id() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&ping(ID), 1_000);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        let r = &d.frames[0];
+        assert_eq!(
+            (r.version, r.profile_id, r.msg_type, r.ts_unix_ms),
+            (1, 1, 2, 1_000)
+        );
+        assert_eq!(&r.msg_id[..], ID);
+        assert_eq!(&r.payload[..], br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert!(!d.closed);
+    }
+
+    #[test]
+    fn replies_to_one_read_are_batched_into_one_send() {
+        let mut c = Connection::new(Config::default(), None);
+        let mut input = ping(b"req-000000000001");
+        input.extend(ping(b"req-000000000002"));
+        input.extend(ping(b"req-000000000003"));
+        c.on_bytes(&input, 5);
+        let d = drain(&mut c);
+        assert_eq!((d.sends, d.frames.len()), (1, 3));
+        assert_eq!(&d.frames[2].msg_id[..], b"req-000000000003");
+    }
+
+    #[test]
+    fn frames_split_across_reads_are_answered_when_complete() {
+        let mut c = Connection::new(Config::default(), None);
+        let input = ping(ID);
+        for b in &input[..input.len() - 1] {
+            c.on_bytes(std::slice::from_ref(b), 5);
+            assert!(c.poll_output().is_none());
+        }
+        c.on_bytes(&input[input.len() - 1..], 5);
+        assert_eq!(drain(&mut c).frames.len(), 1);
+    }
+
+    #[test]
+    fn whoami_sees_the_channel_identity() {
+        let mut c = Connection::new(Config::default(), Some("spiffe://example.test/a".into()));
+        c.on_bytes(&request(ID, "swp/whoami", "{}"), 5);
+        let d = drain(&mut c);
+        assert_eq!(
+            &d.frames[0].payload[..],
+            br#"{"jsonrpc":"2.0","id":1,"result":{"identity":"spiffe://example.test/a"}}"#
+        );
+    }
+
+    #[test]
+    fn delayed_response_keeps_its_msg_id_in_flight() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&request(ID, "swp/delay", r#"{"ms":250}"#), 1_000);
+        assert!(drain(&mut c).frames.is_empty());
+        assert_eq!(c.next_deadline(), Some(1_250));
+
+        // Same msg_id while pending: a duplicate, answered at once with the same msg_id.
+        c.on_bytes(&ping(ID), 1_100);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert_eq!(
+            error_of(&d.frames[0]),
+            ("ERR_DUPLICATE_MSG_ID".into(), -32600)
+        );
+        // Another msg_id is unaffected.
+        c.on_bytes(&ping(b"req-000000000002"), 1_100);
+        assert_eq!(drain(&mut c).frames.len(), 1);
+
+        c.on_timer(1_249);
+        assert!(drain(&mut c).frames.is_empty());
+        c.on_timer(1_250);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert_eq!(
+            &d.frames[0].payload[..],
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+        );
+        assert_eq!(d.frames[0].ts_unix_ms, 1_250);
+        assert_eq!(c.next_deadline(), None);
+
+        // Answered, so the msg_id is free again.
+        c.on_bytes(&ping(ID), 1_300);
+        let d = drain(&mut c);
+        assert_eq!(d.frames[0].msg_type, 2);
+        assert!(!d.frames[0]
+            .payload
+            .starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":null"));
+    }
+
+    #[test]
+    fn delays_are_answered_in_deadline_order() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(
+            &request(b"slow-00000000001", "swp/delay", r#"{"ms":300}"#),
+            0,
+        );
+        c.on_bytes(
+            &request(b"fast-00000000001", "swp/delay", r#"{"ms":100}"#),
+            0,
+        );
+        c.on_bytes(
+            &request(b"fast-00000000002", "swp/delay", r#"{"ms":100}"#),
+            0,
+        );
+        assert_eq!(c.next_deadline(), Some(100));
+        c.on_timer(1_000);
+        let ids: Vec<_> = drain(&mut c)
+            .frames
+            .iter()
+            .map(|f| f.msg_id.clone())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                &b"fast-00000000001"[..],
+                b"fast-00000000002",
+                b"slow-00000000001"
+            ]
+        );
+    }
+
+    #[test]
+    fn pending_responses_are_capped() {
+        let config = Config {
+            max_pending: 2,
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        for id in [
+            b"id-0000000000001",
+            b"id-0000000000002",
+            b"id-0000000000003",
+        ] {
+            c.on_bytes(&request(id, "swp/delay", r#"{"ms":10}"#), 0);
+        }
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], b"id-0000000000003");
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_RATE_LIMIT_EXCEEDED");
+    }
+
+    #[test]
+    fn oversized_prefix_gets_an_error_frame_then_close() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3], 42);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], b"swp-err-00000001");
+        assert_eq!(d.frames[0].ts_unix_ms, 42);
+        assert_eq!(
+            error_of(&d.frames[0]),
+            ("ERR_FRAME_TOO_LARGE".into(), -32700)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&d.frames[0].payload).unwrap();
+        assert_eq!(
+            v["error"]["message"],
+            "length prefix 4294967295 exceeds MAX_FRAME_BYTES 8388608"
+        );
+        assert!(d.closed);
+        c.on_bytes(&ping(ID), 43);
+        assert!(c.poll_output().is_none());
+    }
+
+    #[test]
+    fn envelope_rejects_keep_the_stream_and_echo_the_msg_id() {
+        let mut c = Connection::new(Config::default(), None);
+        // Unknown profile under error-reply.
+        c.on_bytes(&frame_of(77, 1, 0, ID, "{}"), 5);
+        // Unsupported msg_type, invalid payload.
+        c.on_bytes(&frame_of(1, 9, 0, b"req-000000000002", "{}"), 5);
+        c.on_bytes(&frame_of(1, 1, 0, b"req-000000000003", "not json"), 5);
+        // A msg_id too short: decoding fails before the msg_id is known.
+        c.on_bytes(&frame_of(1, 1, 0, b"short", "{}"), 5);
+        c.on_bytes(&ping(b"req-000000000004"), 5);
+        let d = drain(&mut c);
+        let got: Vec<_> = d
+            .frames
+            .iter()
+            .take(4)
+            .map(|f| (String::from_utf8(f.msg_id.to_vec()).unwrap(), error_of(f)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "req-000000000001".into(),
+                    ("ERR_UNKNOWN_PROFILE".into(), -32601)
+                ),
+                (
+                    "req-000000000002".into(),
+                    ("ERR_UNSUPPORTED_MSG_TYPE".into(), -32600)
+                ),
+                (
+                    "req-000000000003".into(),
+                    ("ERR_INVALID_MCP_PAYLOAD".into(), -32600)
+                ),
+                (
+                    "swp-err-00000001".into(),
+                    ("ERR_MSG_ID_INVALID".into(), -32600)
+                ),
+            ]
+        );
+        assert_eq!(&d.frames[4].msg_id[..], b"req-000000000004");
+        assert!(!d.closed);
+    }
+
+    #[test]
+    fn unknown_profile_under_close_policy_closes_without_a_reply() {
+        let config = Config {
+            policy: Policy {
+                unknown_profile: UnknownProfilePolicy::Close,
+                ..Policy::default()
+            },
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        c.on_bytes(&frame_of(77, 1, 0, ID, "{}"), 5);
+        let d = drain(&mut c);
+        assert!(d.frames.is_empty());
+        assert!(d.closed);
+    }
+
+    #[test]
+    fn a2a_and_non_requests_get_no_reply() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&frame_of(2, 1, 0, ID, "anything"), 5);
+        c.on_bytes(
+            &frame_of(
+                1,
+                3,
+                0,
+                ID,
+                r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
+            ),
+            5,
+        );
+        c.on_bytes(
+            &frame_of(1, 2, 0, ID, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            5,
+        );
+        let d = drain(&mut c);
+        assert!(d.frames.is_empty() && !d.closed);
+    }
+
+    #[test]
+    fn end_of_stream() {
+        // Clean.
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&ping(ID), 5);
+        c.on_eof(6);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert!(d.closed);
+        // Inside a frame.
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&ping(ID)[..10], 5);
+        c.on_eof(6);
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_INVALID_FRAME");
+        assert!(d.closed);
+        // With a delayed response pending: it is still sent, then the connection closes.
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&request(ID, "swp/delay", r#"{"ms":100}"#), 0);
+        c.on_eof(1);
+        assert!(!drain(&mut c).closed);
+        assert_eq!(c.next_deadline(), Some(100));
+        c.on_timer(100);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert!(d.closed && c.is_closed());
+    }
+
+    #[test]
+    fn freshness_failures_are_security_notices() {
+        let config = Config {
+            policy: Policy {
+                timestamp_freshness: true,
+                max_clock_skew_ms: 1_000,
+                ..Policy::default()
+            },
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        c.on_bytes(&frame_of(1, 1, 100_000, ID, "{}"), 200_000);
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_INVALID_ENVELOPE");
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert!(matches!(
+            d.notices[..],
+            [Notice::Security(CoreError::StaleTimestamp { .. })]
+        ));
+        assert!(d.notices[0].to_string().starts_with("security event: "));
+        // Notices are capped.
+        for _ in 0..100 {
+            c.on_bytes(&frame_of(1, 1, 1, ID, "{}"), 200_000);
+        }
+        let d = drain(&mut c);
+        assert_eq!(d.notices.len(), MAX_NOTICES);
+        assert_eq!(d.notices.last(), Some(&Notice::Suppressed));
+    }
+
+    #[test]
+    fn rate_limit_rejects_frames_over_the_window() {
+        let config = Config {
+            policy: Policy {
+                rate_limit: Some(RateLimit {
+                    frames: 2,
+                    window_ms: 1_000,
+                }),
+                ..Policy::default()
+            },
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        for i in 0..3u8 {
+            c.on_bytes(&ping(&[b'a' + i; 16]), 10);
+        }
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 3);
+        assert_eq!(error_of(&d.frames[2]).0, "ERR_RATE_LIMIT_EXCEEDED");
+        c.on_bytes(&ping(ID), 1_010);
+        assert_eq!(drain(&mut c).frames[0].msg_type, 2);
+    }
+
+    #[test]
+    fn replies_that_do_not_fit_the_limits_become_error_frames_or_notices() {
+        let config = Config {
+            limits: Limits::with_max_frame(200),
+            ..Config::default()
+        };
+        // A small request whose response (carrying a long identity) exceeds the bounds.
+        let mut c = Connection::new(config, Some("x".repeat(300)));
+        c.on_bytes(&request(ID, "swp/whoami", "{}"), 5);
+        let d = drain(&mut c);
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_PAYLOAD_TOO_LARGE");
+
+        // Limits too small for any error frame: the reply is dropped and reported.
+        let config = Config {
+            limits: Limits::with_max_frame(40),
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        c.on_bytes(&frame_of(1, 9, 0, ID, "{}"), 5);
+        let d = drain(&mut c);
+        assert!(d.frames.is_empty());
+        assert!(matches!(d.notices[..], [Notice::ReplyDropped(_)]));
+    }
+}

@@ -1,0 +1,23 @@
+//! The sans-IO SWP endpoint: one connection's state machine (receive pipeline, the minimal
+//! MCP mapping handler, delayed responses, error frames) that any I/O edge can drive.
+//!
+//! Nothing here reads a socket or a clock: the edge feeds octets and the time, and takes
+//! back octets to write and the instruction to close. That keeps every protocol decision
+//! unit-testable without sockets (see the tests in [`connection`]).
+
+pub mod connection;
+pub mod mcp;
+pub mod reply;
+
+pub use connection::{Config, Connection, Notice, Output, DEFAULT_MAX_PENDING};
+pub use reply::Reject;
+
+/// The profile this endpoint answers: the MCP mapping profile.
+pub const PROFILE_MCP: u64 = 1;
+/// The A2A profile: accepted and not answered until the profile lands.
+pub const PROFILE_A2A: u64 = 2;
+
+/// Whether this endpoint registers a profile for `profile_id`.
+pub fn knows_profile(profile_id: u64) -> bool {
+    profile_id == PROFILE_MCP || profile_id == PROFILE_A2A
+}

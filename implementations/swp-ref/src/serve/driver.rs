@@ -1,0 +1,169 @@
+//! The per-connection task: reads octets into an `endpoint::Connection`, arms its timer,
+//! writes what it produces, and closes when it says so or when the server stops.
+
+use crate::endpoint::{Connection, Output};
+use std::io;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Read buffer per connection: large enough to take a burst of small frames in one read,
+/// small enough not to matter per connection. Frames larger than this arrive over several
+/// reads and are reassembled by the core.
+const READ_CHUNK: usize = 32 * 1024;
+
+/// How long a closed connection keeps draining the peer's input (see [`linger`]).
+const LINGER_TIME: Duration = Duration::from_millis(500);
+/// How much of the peer's input a closed connection drains at most.
+const LINGER_BYTES: usize = 1 << 20;
+
+/// Milliseconds since the Unix epoch (0 if the clock is before it): the clock that stamps
+/// outbound frames and judges inbound freshness.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// How a connection ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// The endpoint closed it (clean end of stream, framing error, close policy).
+    Closed,
+    /// The server is stopping.
+    Shutdown,
+    /// The transport failed.
+    Io(io::Error),
+}
+
+enum Step {
+    Read(io::Result<usize>),
+    Timer,
+    Shutdown,
+}
+
+/// Serves one connection until it ends. `peer` names it in log lines; `busy_poll` is how
+/// long to keep polling for the peer's next octets after each read before sleeping (zero:
+/// never).
+///
+/// Why poll at all: on a virtual machine whose idle vCPUs halt, waking a sleeping thread on
+/// another vCPU costs tens of microseconds, which dominates a request/response round trip.
+/// Polling briefly after a read keeps this vCPU awake for the typical next request. The
+/// poll is cooperative: every turn yields to the runtime's other tasks (which also polls
+/// the I/O driver without blocking) and to other threads on this CPU, so a busy server
+/// and a peer on the same CPU lose nothing to it.
+pub async fn drive<S>(
+    mut stream: S,
+    mut conn: Connection,
+    peer: &str,
+    mut shutdown: watch::Receiver<bool>,
+    busy_poll: Duration,
+) -> Ended
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if *shutdown.borrow_and_update() {
+        return Ended::Shutdown;
+    }
+    let mut buf = vec![0u8; READ_CHUNK];
+    // One timer, re-armed only when the connection's next deadline changes.
+    let sleep = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(sleep);
+    let mut armed: Option<u64> = None;
+    let mut poll_until: Option<Instant> = None;
+    let ended = loop {
+        let deadline = conn.next_deadline();
+        if deadline != armed {
+            if let Some(d) = deadline {
+                let wait = Duration::from_millis(d.saturating_sub(now_ms()));
+                sleep.as_mut().reset(Instant::now() + wait);
+            }
+            armed = deadline;
+        }
+        let step = loop {
+            let polling = poll_until.is_some_and(|t| Instant::now() < t);
+            let step = tokio::select! {
+                biased;
+                _ = shutdown.changed() => Some(Step::Shutdown),
+                r = stream.read(&mut buf) => Some(Step::Read(r)),
+                () = &mut sleep, if armed.is_some() => Some(Step::Timer),
+                () = tokio::task::yield_now(), if polling => None,
+            };
+            match step {
+                Some(step) => break step,
+                // Let a thread sharing this CPU (say, the peer) run before polling again.
+                None => std::thread::yield_now(),
+            }
+        };
+        if matches!(step, Step::Read(Ok(n)) if n > 0) && !busy_poll.is_zero() {
+            poll_until = Some(Instant::now() + busy_poll);
+        }
+        match step {
+            Step::Shutdown => break Ended::Shutdown,
+            Step::Read(Ok(0)) => conn.on_eof(now_ms()),
+            Step::Read(Ok(n)) => conn.on_bytes(&buf[..n], now_ms()),
+            // A TLS peer that closes without close_notify: frames delimit themselves, so
+            // this is an end of stream like any other (a cut inside a frame is still caught).
+            Step::Read(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => conn.on_eof(now_ms()),
+            Step::Read(Err(e)) => break Ended::Io(e),
+            Step::Timer => {
+                armed = None;
+                conn.on_timer(now_ms());
+            }
+        }
+        match flush_outputs(&mut conn, &mut stream, peer).await {
+            Ok(false) => {}
+            Ok(true) => break Ended::Closed,
+            Err(e) => break Ended::Io(e),
+        }
+    };
+    // Best effort: FIN (and TLS close_notify); the peer may already be gone.
+    let _ = stream.shutdown().await;
+    if matches!(ended, Ended::Closed) {
+        linger(&mut stream, &mut buf).await;
+    }
+    ended
+}
+
+/// After the endpoint closed on its own (e.g. after an error frame), reads and discards
+/// what the peer still sends, for a bounded time and volume. Closing a socket with unread
+/// input makes the kernel send a reset, and a reset can destroy the error frame we just
+/// wrote before the peer reads it.
+async fn linger<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut [u8]) {
+    let mut left = LINGER_BYTES;
+    let _ = tokio::time::timeout(LINGER_TIME, async {
+        while left > 0 {
+            match stream.read(buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    })
+    .await;
+}
+
+/// Writes everything the connection produced with one write call (the connection batches
+/// all frames of one input into a single `Send`). Returns whether it asked to close.
+async fn flush_outputs<S>(conn: &mut Connection, stream: &mut S, peer: &str) -> io::Result<bool>
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut close = false;
+    let mut wrote = false;
+    while let Some(out) = conn.poll_output() {
+        match out {
+            Output::Send(bytes) => {
+                stream.write_all(&bytes).await?;
+                wrote = true;
+            }
+            Output::Notice(n) => eprintln!("swp-ref: {n} (peer {peer})"),
+            Output::Close => close = true,
+        }
+    }
+    if wrote {
+        stream.flush().await?;
+    }
+    Ok(close)
+}

@@ -150,23 +150,24 @@ pub struct Engine<'a> {
 impl Engine<'_> {
     /// The result scaffolding of a vector: ids, requirements, level, path.
     pub fn base(&self, lv: &LoadedVector) -> VectorResult {
-        let reqs: Vec<String> = {
-            let mut ids: Vec<String> = lv
-                .vector
-                .requirements
-                .iter()
-                .flat_map(|r| self.catalog.requirements.resolve(r).unwrap_or_default())
-                .collect();
-            ids.sort();
-            ids.dedup();
-            ids
-        };
-        let absolute = reqs.iter().any(|r| {
-            self.catalog
-                .requirements
-                .level(r)
-                .is_some_and(|l| l.is_absolute())
-        });
+        let reg = &self.catalog.requirements;
+        let resolve = |r: &str| reg.resolve(r).unwrap_or_default();
+        // Code requirements are exercised too, but they do not decide whether the vector is
+        // absolute: a code mapping is typically a SHOULD beside a MUST reject.
+        let absolute = lv
+            .vector
+            .requirements
+            .iter()
+            .flat_map(|r| resolve(r))
+            .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+        let mut reqs: Vec<String> = lv
+            .vector
+            .all_requirements()
+            .into_iter()
+            .flat_map(resolve)
+            .collect();
+        reqs.sort();
+        reqs.dedup();
         let root = self.catalog.dir.parent().unwrap_or(&self.catalog.dir);
         VectorResult {
             vector_id: lv.vector.id.clone(),
@@ -255,7 +256,10 @@ impl Engine<'_> {
                     });
                     end = true;
                 }
-                Action::CorruptRecord | Action::IdentityProbe | Action::SlowRequest(_) => {
+                Action::CorruptRecord
+                | Action::ReplayRecord
+                | Action::IdentityProbe
+                | Action::SlowRequest(_) => {
                     r.verdict = Verdict::HarnessError;
                     r.detail = Some(format!(
                         "step {}: forged TLS records and identity probes need the session method",

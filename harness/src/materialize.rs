@@ -21,6 +21,8 @@ pub enum Action {
     End,
     /// Forge a TLS record under the TLS layer.
     CorruptRecord,
+    /// Replay the last TLS record.
+    ReplayRecord,
     /// Send the manifest's identity probe.
     IdentityProbe,
     /// Send the manifest's slow request with this msg_id.
@@ -507,6 +509,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                 ),
                 Some(sd) => Action::Send(send(&mut ctx, sd)?),
                 None if s.corrupt_record => Action::CorruptRecord,
+                None if s.replay_record => Action::ReplayRecord,
                 None => Action::End,
             };
             out.push(ConcreteStep {

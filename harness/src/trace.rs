@@ -29,7 +29,7 @@ pub struct Row {
 pub fn rows(cat: &Catalog) -> Vec<Row> {
     let mut by_req: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for lv in &cat.vectors {
-        for r in &lv.vector.requirements {
+        for r in lv.vector.all_requirements() {
             for id in cat.requirements.resolve(r).unwrap_or_default() {
                 let e = by_req
                     .entry(

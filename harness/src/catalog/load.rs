@@ -442,9 +442,13 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
         }
     }
     for s in &v.steps {
-        match (&s.send, s.end, s.corrupt_record) {
-            (Some(send), false, false) => check_send(sink, path, text, send, &p),
-            (None, true, false) | (None, false, true) => {}
+        let actions = usize::from(s.send.is_some())
+            + usize::from(s.end)
+            + usize::from(s.corrupt_record)
+            + usize::from(s.replay_record);
+        match (&s.send, actions) {
+            (Some(send), 1) => check_send(sink, path, text, send, &p),
+            (None, 1) => {}
             _ => sink.at(
                 path,
                 text,

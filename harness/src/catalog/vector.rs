@@ -156,6 +156,9 @@ pub struct Step {
     /// Write a forged TLS application-data record under the TLS layer (session, TLS only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub corrupt_record: bool,
+    /// Send again the last TLS record the harness wrote (a replay; session, TLS only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay_record: bool,
     /// Which connection sends (intermediary topology; default `client`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
@@ -177,6 +180,24 @@ pub enum Expectations {
     Many(Vec<Expect>),
     /// Exactly one event.
     One(Box<Expect>),
+}
+
+impl Vector {
+    /// Every requirement the vector exercises: its `requirements` and the
+    /// `code_requirements` of its rejects, as written (IDs or aliases), without repeats.
+    pub fn all_requirements(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.requirements.iter().map(String::as_str).collect();
+        for s in &self.steps {
+            for e in s.expect.as_slice() {
+                if let Expect::Reject(RejectSpec::Full(f)) = e {
+                    out.extend(f.code_requirements.iter().map(String::as_str));
+                }
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|r| seen.insert(*r));
+        out
+    }
 }
 
 impl Expectations {

@@ -999,6 +999,24 @@ fn run_steps(
                     }
                 }
             }
+            Action::ReplayRecord => match conv.wire.replay_last_record() {
+                Ok(rec) => {
+                    let t = conv.t();
+                    conv.transcript.push(TranscriptEntry {
+                        t_ms: t,
+                        dir: Dir::Sent,
+                        data: format!("replayed TLS record {}", transcript_hex(&rec)),
+                    });
+                }
+                Err(e) => {
+                    return Err(fail(
+                        Verdict::HarnessError,
+                        format!("{label}cannot replay a record: {e}"),
+                        &exp_desc,
+                        "",
+                    ))
+                }
+            },
             Action::IdentityProbe => {
                 let Some(ip) = identity_probe else {
                     return Err(fail(

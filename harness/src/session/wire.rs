@@ -38,6 +38,14 @@ pub trait Wire: Send {
     fn send_raw(&mut self, b: &[u8]) -> io::Result<()> {
         self.send(b)
     }
+    /// Sends again, under the security layer, the last protected record written after the
+    /// handshake (a replay); returns it. Only TLS wires have records.
+    fn replay_last_record(&mut self) -> io::Result<Vec<u8>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no security layer to replay records of",
+        ))
+    }
     /// What carries it, for transcripts.
     fn describe(&self) -> String;
 }
@@ -307,6 +315,8 @@ pub struct TlsWire {
     conn: rustls::ClientConnection,
     sock: TcpStream,
     addr: String,
+    /// The last octets written to the socket after the handshake, for replay vectors.
+    last_written: Vec<u8>,
 }
 
 impl TlsWire {
@@ -321,12 +331,18 @@ impl TlsWire {
             conn,
             sock,
             addr: addr.to_owned(),
+            last_written: Vec::new(),
         })
     }
 
     fn flush_tls(&mut self) -> io::Result<()> {
         while self.conn.wants_write() {
-            self.conn.write_tls(&mut self.sock)?;
+            let mut out = Vec::new();
+            self.conn.write_tls(&mut out)?;
+            if !self.conn.is_handshaking() && !out.is_empty() {
+                self.last_written.clone_from(&out);
+            }
+            self.sock.write_all(&out)?;
         }
         Ok(())
     }
@@ -422,6 +438,17 @@ impl Wire for TlsWire {
 
     fn send_raw(&mut self, b: &[u8]) -> io::Result<()> {
         self.sock.write_all(b)
+    }
+
+    fn replay_last_record(&mut self) -> io::Result<Vec<u8>> {
+        if self.last_written.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "no record has been sent yet",
+            ));
+        }
+        self.sock.write_all(&self.last_written)?;
+        Ok(self.last_written.clone())
     }
 
     fn describe(&self) -> String {

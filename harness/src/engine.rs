@@ -169,29 +169,21 @@ impl Engine<'_> {
         reqs.sort();
         reqs.dedup();
         let root = self.catalog.dir.parent().unwrap_or(&self.catalog.dir);
-        VectorResult {
-            vector_id: lv.vector.id.clone(),
-            namespace: lv.vector.namespace.clone(),
-            path: lv
-                .path
-                .strip_prefix(root)
-                .unwrap_or(&lv.path)
-                .to_string_lossy()
-                .replace('\\', "/"),
-            method: None,
-            verdict: Verdict::NotApplicable,
-            pass: false,
-            requirements: reqs,
+        let path = lv
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&lv.path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let mut r = VectorResult::new(
+            lv.vector.id.clone(),
+            lv.vector.namespace.clone(),
+            path,
+            reqs,
             absolute,
-            expected: String::new(),
-            observed: String::new(),
-            expected_error_code: None,
-            observed_error_code: None,
-            observed_code: None,
-            used_fallback: false,
-            detail: None,
-            transcript: Vec::new(),
-        }
+        );
+        r.verdict = Verdict::NotApplicable;
+        r
     }
 
     /// Runs one vector.
@@ -366,8 +358,9 @@ impl Engine<'_> {
             r.verdict = Verdict::Pass;
         }
         if steps.len() > 1 {
-            r.expected = summarise(steps.iter().map(|s| describe_expected(&s.expect)));
-            r.observed = summarise(steps.iter().enumerate().map(|(i, s)| {
+            r.expected =
+                crate::evaluate::fold_runs(steps.iter().map(|s| describe_expected(&s.expect)));
+            r.observed = crate::evaluate::fold_runs(steps.iter().enumerate().map(|(i, s)| {
                 let ev = if matches!(s.action, Action::End) {
                     &reply.end
                 } else {
@@ -392,19 +385,4 @@ impl Engine<'_> {
             })
             .collect()
     }
-}
-
-/// Collapses per-step descriptions, folding runs of identical ones (`accept ×64`).
-fn summarise(items: impl Iterator<Item = String>) -> String {
-    let mut out: Vec<(String, usize)> = Vec::new();
-    for s in items {
-        match out.last_mut() {
-            Some((p, n)) if *p == s => *n += 1,
-            _ => out.push((s, 1)),
-        }
-    }
-    out.into_iter()
-        .map(|(s, n)| if n > 1 { format!("{s} ×{n}") } else { s })
-        .collect::<Vec<_>>()
-        .join(" | ")
 }

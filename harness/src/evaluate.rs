@@ -26,6 +26,21 @@ pub struct StepJudgement {
     pub code_only: Option<Vec<String>>,
 }
 
+/// Joins per-step descriptions with ` | `, folding runs of identical ones (`accept ×64`).
+pub fn fold_runs(items: impl IntoIterator<Item = String>) -> String {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for s in items {
+        match out.last_mut() {
+            Some((p, n)) if *p == s => *n += 1,
+            _ => out.push((s, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(s, n)| if n > 1 { format!("{s} ×{n}") } else { s })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// Describes an expectation list in one line.
 pub fn describe_expected(exp: &[Expectation]) -> String {
     if exp.is_empty() {

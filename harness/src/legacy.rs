@@ -650,31 +650,21 @@ pub fn run(set: &LegacySet, sut: &Sut, driver: &mut dyn CodecDriver) -> Vec<Vect
 fn base(set: &LegacySet, v: &LegacyVector) -> VectorResult {
     // Relative to the set's parent, as the engine makes catalog paths relative.
     let root = set.dir.parent().unwrap_or(&set.dir);
-    VectorResult {
-        vector_id: v.id.clone(),
-        namespace: v.id.split('_').next().unwrap_or_default().to_owned(),
-        path: v
-            .path
-            .strip_prefix(root)
-            .unwrap_or(&v.path)
-            .to_string_lossy()
-            .replace('\\', "/"),
-        method: None,
-        verdict: Verdict::HarnessError,
-        pass: false,
-        requirements: Vec::new(),
-        // Legacy sets name no requirements; core vectors are MUST-level, so every
-        // non-pass fails the run rather than hiding behind an unknown level.
-        absolute: true,
-        expected: String::new(),
-        observed: String::new(),
-        expected_error_code: None,
-        observed_error_code: None,
-        observed_code: None,
-        used_fallback: false,
-        detail: None,
-        transcript: Vec::new(),
-    }
+    let path = v
+        .path
+        .strip_prefix(root)
+        .unwrap_or(&v.path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    // Legacy sets name no requirements; core vectors are MUST-level, so every non-pass fails
+    // the run rather than hiding behind an unknown level.
+    VectorResult::new(
+        v.id.clone(),
+        v.id.split('_').next().unwrap_or_default().to_owned(),
+        path,
+        Vec::new(),
+        true,
+    )
 }
 
 fn note(r: &mut VectorResult, text: String) {
@@ -1035,17 +1025,6 @@ pub struct LegacyRun {
     pub text: String,
 }
 
-fn git_sha() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_else(|| "nogit".into())
-}
-
 /// Loads `dir`, runs it against the SUT of `sut_path` (the built-in reference when `None`)
 /// and writes `out/report.json` when `out` is given.
 pub fn run_dir(
@@ -1096,7 +1075,7 @@ pub fn run_dir(
             pattern: format!("legacy:{}", dir.display()),
             no_fallback: true,
             timestamp_utc: crate::report::json::rfc3339(ts),
-            runner_git_sha: git_sha(),
+            runner_git_sha: crate::report::json::runner_git_sha(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: false,

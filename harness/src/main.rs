@@ -113,17 +113,6 @@ fn selection(sel: &Select) -> Selection {
     }
 }
 
-fn git_sha() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_else(|| "nogit".into())
-}
-
 fn run(
     sel: &Select,
     sut_path: &Option<PathBuf>,
@@ -207,7 +196,7 @@ fn run(
             pattern,
             no_fallback: true,
             timestamp_utc: swp_conform::report::json::rfc3339(ts),
-            runner_git_sha: git_sha(),
+            runner_git_sha: swp_conform::report::json::runner_git_sha(),
             duration_ms: started.elapsed().as_millis() as u64,
             command: std::env::args().collect(),
             interrupted,

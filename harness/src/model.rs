@@ -119,3 +119,33 @@ pub struct VectorResult {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<TranscriptEntry>,
 }
+
+impl VectorResult {
+    /// A result not yet run: `harness-error` until a verdict is set, nothing observed.
+    pub fn new(
+        vector_id: String,
+        namespace: String,
+        path: String,
+        requirements: Vec<String>,
+        absolute: bool,
+    ) -> Self {
+        VectorResult {
+            vector_id,
+            namespace,
+            path,
+            method: None,
+            verdict: Verdict::HarnessError,
+            pass: false,
+            requirements,
+            absolute,
+            expected: String::new(),
+            observed: String::new(),
+            expected_error_code: None,
+            observed_error_code: None,
+            observed_code: None,
+            used_fallback: false,
+            detail: None,
+            transcript: Vec::new(),
+        }
+    }
+}

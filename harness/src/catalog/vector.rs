@@ -2,10 +2,14 @@
 //! deserializes into, from which the checked-in JSON Schema is generated.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::{
+    self, value::MapAccessDeserializer, value::SeqAccessDeserializer, IntoDeserializer,
+};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
 
 /// A number, or an expression over the SUT's parameters such as `${MAX_FRAME_BYTES} + 1`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Num {
     /// A literal.
@@ -173,7 +177,7 @@ pub struct Step {
 }
 
 /// One expectation or several, in order.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Expectations {
     /// Several events, in order.
@@ -410,7 +414,7 @@ pub struct FieldsSpec {
 }
 
 /// An expected reject.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RejectSpec {
     /// Just the canonical code.
@@ -444,4 +448,77 @@ pub struct RejectFull {
 pub struct SilenceSpec {
     /// How long.
     pub ms: Num,
+}
+
+// The three "this or that" types are deserialised by hand instead of `#[serde(untagged)]`:
+// untagged enums buffer the input and report only "did not match any variant", losing what
+// was expected; these visitors say it, and do not depend on how the YAML parser buffers
+// numbers.
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a non-negative integer or an expression string such as \"${MAX_FRAME_BYTES} + 1\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num::Lit(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                u64::try_from(v).map(Num::Lit).map_err(|_| {
+                    E::custom(format!("{v} is negative; expected a non-negative integer"))
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
+                Ok(Num::Expr(v.to_owned()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Expectations {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Expectations;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an expectation (accept, reject, nothing, close, silence, reply, identity, forwarded) or a list of them")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, a: A) -> Result<Expectations, A::Error> {
+                Vec::<Expect>::deserialize(SeqAccessDeserializer::new(a)).map(Expectations::Many)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Expectations, A::Error> {
+                Expect::deserialize(MapAccessDeserializer::new(a))
+                    .map(|e| Expectations::One(Box::new(e)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Expectations, E> {
+                Expect::deserialize(v.into_deserializer()).map(|e| Expectations::One(Box::new(e)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for RejectSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = RejectSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a canonical code (ERR_...) or {code, also, terminates, code_requirements}",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RejectSpec, E> {
+                Ok(RejectSpec::Code(v.to_owned()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<RejectSpec, A::Error> {
+                RejectFull::deserialize(MapAccessDeserializer::new(a)).map(RejectSpec::Full)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }

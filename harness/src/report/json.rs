@@ -129,6 +129,18 @@ impl Report {
     }
 }
 
+/// The harness's commit, or `nogit` (v1's `runner_git_sha`).
+pub fn runner_git_sha() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "nogit".into())
+}
+
 /// RFC 3339 UTC from a Unix time in seconds (civil-from-days, Howard Hinnant's algorithm),
 /// so the harness needs no date crate.
 pub fn rfc3339(unix_s: u64) -> String {

@@ -745,12 +745,6 @@ fn sync(
     let exp = "accept";
     let label = pending.last().map(|p| p.label.clone()).unwrap_or_default();
     let step_ms = conv.spec.timing.step_ms;
-    let find = |pending: &Vec<Pending>, id: &Bytes| {
-        pending
-            .iter()
-            .find(|p| p.ids.contains(id))
-            .map(|p| p.label.clone())
-    };
     let probe = if final_check || conv.spec.reject_signal.mode == RejectMode::Close {
         conv.spec.probe.as_ref()
     } else {
@@ -775,94 +769,81 @@ fn sync(
             }
             let deadline = Instant::now() + Duration::from_millis(step_ms);
             loop {
-                match conv.next(deadline) {
-                    Some(Obs::Reply(e))
-                        if e.msg_id == id
-                            && e.profile_id == probe.reply_profile_id
-                            && e.msg_type == probe.reply_msg_type =>
+                let o = conv.next(deadline);
+                if let Some(Obs::Reply(e)) = &o {
+                    if e.msg_id == id
+                        && e.profile_id == probe.reply_profile_id
+                        && e.msg_type == probe.reply_msg_type
                     {
-                        break
-                    }
-                    Some(Obs::Reply(_)) => continue,
-                    Some(Obs::Error { code, .. }) if conv.core_layer && profile_level(&code) => {
-                        conv.note(format!("{code} is a profile-level reject: the core accepted and dispatched the frame"));
-                        continue;
-                    }
-                    Some(Obs::Error { code, msg_id }) => {
-                        let at = find(pending, &msg_id).unwrap_or(label.clone());
-                        return Err((
-                            Stop(
-                                Verdict::Fail,
-                                format!("{at}rejected with {code}, expected accept"),
-                            ),
-                            exp.into(),
-                            format!("reject {code}"),
-                            Some(code),
-                        ));
-                    }
-                    Some(Obs::Closed(why)) => {
-                        return Err(fail(
-                            Verdict::Fail,
-                            format!("{label}connection {why}, expected the frames to be accepted"),
-                            exp,
-                            "close",
-                        ))
-                    }
-                    Some(Obs::Garbage(g)) => {
-                        return Err(fail(Verdict::Fail, g, exp, "invalid output"))
-                    }
-                    None => {
-                        return Err(fail(
-                            Verdict::Fail,
-                            format!(
-                                "deadline: {label}the probe was not answered within {step_ms} ms"
-                            ),
-                            exp,
-                            "silence",
-                        ))
+                        break;
                     }
                 }
+                if o.is_none() {
+                    return Err(fail(
+                        Verdict::Fail,
+                        format!("deadline: {label}the probe was not answered within {step_ms} ms"),
+                        exp,
+                        "silence",
+                    ));
+                }
+                against_accepts(conv, o, pending, &label)?;
             }
         }
         None => {
             let deadline = Instant::now() + Duration::from_millis(conv.spec.timing.silence_ms);
             loop {
-                match conv.next(deadline) {
-                    Some(Obs::Reply(_)) => continue,
-                    Some(Obs::Error { code, .. }) if conv.core_layer && profile_level(&code) => {
-                        conv.note(format!("{code} is a profile-level reject: the core accepted and dispatched the frame"));
-                        continue;
-                    }
-                    Some(Obs::Error { code, msg_id }) => {
-                        let at = find(pending, &msg_id).unwrap_or(label.clone());
-                        return Err((
-                            Stop(
-                                Verdict::Fail,
-                                format!("{at}rejected with {code}, expected accept"),
-                            ),
-                            exp.into(),
-                            format!("reject {code}"),
-                            Some(code),
-                        ));
-                    }
-                    Some(Obs::Closed(why)) => {
-                        return Err(fail(
-                            Verdict::Fail,
-                            format!("{label}connection {why}, expected the frames to be accepted"),
-                            exp,
-                            "close",
-                        ))
-                    }
-                    Some(Obs::Garbage(g)) => {
-                        return Err(fail(Verdict::Fail, g, exp, "invalid output"))
-                    }
-                    None => break,
+                let o = conv.next(deadline);
+                if o.is_none() {
+                    break;
                 }
+                against_accepts(conv, o, pending, &label)?;
             }
         }
     }
     pending.clear();
     Ok(())
+}
+
+/// Judges one observation made while frames await confirmation as accepted: replies are
+/// fine, profile-level rejects are fine for core vectors, anything else fails the accept.
+fn against_accepts(
+    conv: &mut Conv<'_>,
+    o: Option<Obs>,
+    pending: &[Pending],
+    label: &str,
+) -> Result<(), (Stop, String, String, Option<String>)> {
+    let exp = "accept";
+    match o {
+        None | Some(Obs::Reply(_)) => Ok(()),
+        Some(Obs::Error { code, .. }) if conv.core_layer && profile_level(&code) => {
+            conv.note(format!(
+                "{code} is a profile-level reject: the core accepted and dispatched the frame"
+            ));
+            Ok(())
+        }
+        Some(Obs::Error { code, msg_id }) => {
+            let at = pending
+                .iter()
+                .find(|p| p.ids.contains(&msg_id))
+                .map_or(label, |p| p.label.as_str());
+            Err((
+                Stop(
+                    Verdict::Fail,
+                    format!("{at}rejected with {code}, expected accept"),
+                ),
+                exp.into(),
+                format!("reject {code}"),
+                Some(code),
+            ))
+        }
+        Some(Obs::Closed(why)) => Err(fail(
+            Verdict::Fail,
+            format!("{label}connection {why}, expected the frames to be accepted"),
+            exp,
+            "close",
+        )),
+        Some(Obs::Garbage(g)) => Err(fail(Verdict::Fail, g, exp, "invalid output")),
+    }
 }
 
 fn run_steps(
@@ -1355,7 +1336,11 @@ fn run_steps(
         summary_obs.push(obs_desc.join("; "));
     }
     sync(conv, &mut pending, params, probes, true)?;
-    Ok((fold(summary_exp), fold(summary_obs), last_code))
+    Ok((
+        crate::evaluate::fold_runs(summary_exp),
+        crate::evaluate::fold_runs(summary_obs),
+        last_code,
+    ))
 }
 
 #[cold]
@@ -1376,18 +1361,4 @@ fn short(o: &Obs) -> String {
         Obs::Closed(w) => format!("connection {w}"),
         Obs::Garbage(g) => g.clone(),
     }
-}
-
-fn fold(items: Vec<String>) -> String {
-    let mut out: Vec<(String, usize)> = Vec::new();
-    for s in items {
-        match out.last_mut() {
-            Some((p, n)) if *p == s => *n += 1,
-            _ => out.push((s, 1)),
-        }
-    }
-    out.into_iter()
-        .map(|(s, n)| if n > 1 { format!("{s} ×{n}") } else { s })
-        .collect::<Vec<_>>()
-        .join(" | ")
 }

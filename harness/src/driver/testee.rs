@@ -68,8 +68,10 @@ pub fn swp_ref_binary() -> Result<PathBuf, DriverError> {
     let status = cmd
         .status()
         .map_err(|e| DriverError::Start(format!("cargo build of swp-ref: {e}")))?;
-    let built = root
-        .join("target")
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let built = target
         .join(if release { "release" } else { "debug" })
         .join(&name);
     if status.success() && built.is_file() {

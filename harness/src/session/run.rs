@@ -24,8 +24,12 @@ use swp_ref::testee::proto::Event;
 /// What the harness saw on the connection.
 #[derive(Debug, Clone)]
 enum Obs {
-    /// An error frame carrying a code.
-    Error { code: String, msg_id: Bytes },
+    /// An error frame carrying a code; the frame itself, for reply expectations.
+    Error {
+        code: String,
+        msg_id: Bytes,
+        frame: Box<Envelope>,
+    },
     /// Any other frame.
     Reply(Envelope),
     /// The connection ended (EOF, reset, TLS alert); the reason.
@@ -146,7 +150,8 @@ impl Conv<'_> {
                 if let Some(code) = code {
                     return Obs::Error {
                         code,
-                        msg_id: env.msg_id,
+                        msg_id: env.msg_id.clone(),
+                        frame: Box::new(env),
                     };
                 }
             }
@@ -169,7 +174,7 @@ impl Conv<'_> {
                             let o = self.classify(env);
                             let t = self.t();
                             let d = match &o {
-                                Obs::Error { code, msg_id } => {
+                                Obs::Error { code, msg_id, .. } => {
                                     format!("error frame {code} msg_id={}", hex::encode(msg_id))
                                 }
                                 Obs::Reply(e) => format!(
@@ -821,7 +826,7 @@ fn against_accepts(
             ));
             Ok(())
         }
-        Some(Obs::Error { code, msg_id }) => {
+        Some(Obs::Error { code, msg_id, .. }) => {
             let at = pending
                 .iter()
                 .find(|p| p.ids.contains(&msg_id))
@@ -1205,11 +1210,8 @@ fn run_steps(
                     let o = conv.next(deadline);
                     let env = match o {
                         Some(Obs::Reply(e)) => e,
-                        Some(Obs::Error { code, msg_id }) => Envelope {
-                            msg_id,
-                            payload: Bytes::from(code.clone()),
-                            ..Envelope::default()
-                        },
+                        // An error frame is a frame: the reply pattern sees all of it.
+                        Some(Obs::Error { frame, .. }) => *frame,
                         Some(other) => {
                             return Err(fail(
                                 Verdict::Fail,

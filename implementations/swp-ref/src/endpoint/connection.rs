@@ -2,7 +2,7 @@
 //! the instruction to close out. It owns the `swp_core::Receiver`, the in-flight `msg_id`
 //! set and the responses waiting for their deadline.
 
-use super::mcp::{self, Action, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
+use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::reply::{self, Oversize, Reject};
 use super::{knows_profile, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
@@ -133,7 +133,9 @@ pub struct Connection {
     pending: BinaryHeap<Pending>,
     in_flight: HashSet<Bytes>,
     seq: u64,
-    error_ids: u64,
+    /// Counter of the msg_ids the endpoint generates (error frames without a msg_id to
+    /// echo, notifications it originates).
+    generated_ids: u64,
 }
 
 impl Connection {
@@ -151,7 +153,7 @@ impl Connection {
             pending: BinaryHeap::new(),
             in_flight: HashSet::new(),
             seq: 0,
-            error_ids: 0,
+            generated_ids: 0,
         }
     }
 
@@ -311,9 +313,40 @@ impl Connection {
                     payload,
                 });
             }
+            Action::Stream { partials, terminal } => {
+                self.stream(env.msg_id, partials, terminal, now_ms)
+            }
             Action::Nothing => {}
             Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
         }
+    }
+
+    /// Sends partial outputs as notifications, each with a fresh msg_id, then the terminal
+    /// response on the request's msg_id, all in this order. A partial that does not fit the
+    /// limits ends the stream with an error frame on the request's msg_id in place of the
+    /// terminal response, so the flow is still completed exactly once.
+    fn stream(&mut self, msg_id: Bytes, partials: Vec<Vec<u8>>, terminal: Vec<u8>, now_ms: u64) {
+        let limits = self.config.limits;
+        for (k, partial) in partials.into_iter().enumerate() {
+            self.generated_ids += 1;
+            let id = reply::notification_msg_id(self.generated_ids, &limits);
+            if let Err(e) = reply::put_frame(
+                &mut self.tx,
+                &limits,
+                MSG_TYPE_NOTIFICATION,
+                now_ms,
+                id,
+                Bytes::from(partial),
+            ) {
+                let r = Reject::profile(
+                    ErrorCode::PayloadTooLarge,
+                    format!("stream stopped at partial output {}: {e}", k + 1),
+                );
+                self.error_frame(r, Some(msg_id), now_ms);
+                return;
+            }
+        }
+        self.respond(msg_id, Bytes::from(terminal), now_ms);
     }
 
     /// Sends a response, or an error frame in its place when it does not fit the limits.
@@ -340,8 +373,8 @@ impl Connection {
     fn error_frame(&mut self, reject: Reject, msg_id: Option<Bytes>, now_ms: u64) {
         let limits = self.config.limits;
         let msg_id = msg_id.unwrap_or_else(|| {
-            self.error_ids += 1;
-            reply::error_msg_id(self.error_ids, &limits)
+            self.generated_ids += 1;
+            reply::error_msg_id(self.generated_ids, &limits)
         });
         let mut last = None;
         for brief in [false, true] {
@@ -698,6 +731,130 @@ mod tests {
         );
         let d = drain(&mut c);
         assert!(d.frames.is_empty() && !d.closed);
+    }
+
+    #[test]
+    fn stream_sends_partials_in_order_then_the_terminal_response() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&request(ID, "swp/stream", r#"{"count":3}"#), 1_000);
+        let d = drain(&mut c);
+        // Everything one input produced goes out in one write, in order.
+        assert_eq!((d.sends, d.frames.len()), (1, 4));
+        let (partials, terminal) = d.frames.split_at(3);
+        let mut ids = HashSet::new();
+        for (k, f) in partials.iter().enumerate() {
+            assert_eq!((f.profile_id, f.msg_type, f.ts_unix_ms), (1, 3, 1_000));
+            assert_ne!(&f.msg_id[..], ID);
+            assert!(ids.insert(f.msg_id.clone()), "msg_ids are fresh");
+            let v: serde_json::Value = serde_json::from_slice(&f.payload).unwrap();
+            assert_eq!(v["method"], "notifications/progress");
+            assert_eq!(v["params"]["progressToken"], 1);
+            assert_eq!(v["params"]["progress"], k + 1);
+            assert_eq!(v["params"]["total"], 3);
+            assert!(v.get("id").is_none());
+        }
+        assert_eq!(&partials[0].msg_id[..], b"swp-ntf-00000001");
+        let t = &terminal[0];
+        assert_eq!((t.msg_type, &t.msg_id[..]), (2, ID));
+        assert_eq!(
+            &t.payload[..],
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}"#
+        );
+        // The request is complete: its msg_id is free at once.
+        assert!(c.in_flight.is_empty() && c.next_deadline().is_none());
+
+        // A failing stream ends with a JSON-RPC error, still on the request's msg_id; the
+        // generated msg_ids keep counting across streams and error frames.
+        c.on_bytes(
+            &request(
+                b"req-000000000002",
+                "swp/stream",
+                r#"{"count":2,"fail":true}"#,
+            ),
+            1_001,
+        );
+        c.on_bytes(&frame_of(1, 1, 0, b"tiny", "{}"), 1_001);
+        let d = drain(&mut c);
+        let got: Vec<_> = d
+            .frames
+            .iter()
+            .map(|f| (f.msg_type, String::from_utf8(f.msg_id.to_vec()).unwrap()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "swp-ntf-00000004".to_owned()),
+                (3, "swp-ntf-00000005".to_owned()),
+                (2, "req-000000000002".to_owned()),
+                (2, "swp-err-00000006".to_owned()),
+            ]
+        );
+        let v: serde_json::Value = serde_json::from_slice(&d.frames[2].payload).unwrap();
+        assert_eq!(
+            (v["id"].as_i64(), v["error"]["code"].as_i64()),
+            (Some(1), Some(-32603))
+        );
+        // A tool failure is a JSON-RPC error, not an SWP reject: no swp_error code.
+        assert!(v["error"].get("data").is_none());
+    }
+
+    #[test]
+    fn a_partial_that_does_not_fit_ends_the_stream_with_an_error_frame() {
+        let config = Config {
+            limits: Limits {
+                max_payload_bytes: 160,
+                ..Limits::default()
+            },
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        // The request fits; the notification echoing its long id as progressToken does not.
+        let id = "x".repeat(70);
+        let p = format!(
+            r#"{{"jsonrpc":"2.0","id":"{id}","method":"swp/stream","params":{{"count":2}}}}"#
+        );
+        assert!(p.len() <= 160);
+        c.on_bytes(&frame_of(1, 1, 0, ID, &p), 5);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_PAYLOAD_TOO_LARGE");
+        assert!(!d.closed);
+    }
+
+    #[test]
+    fn fail_is_answered_with_an_internal_error_response() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(&request(ID, "swp/fail", "{}"), 5);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!((d.frames[0].msg_type, &d.frames[0].msg_id[..]), (2, ID));
+        assert_eq!(
+            &d.frames[0].payload[..],
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}"#
+        );
+    }
+
+    #[test]
+    fn a_notification_with_an_id_is_rejected_and_never_answered() {
+        let mut c = Connection::new(Config::default(), None);
+        c.on_bytes(
+            &frame_of(
+                1,
+                3,
+                0,
+                ID,
+                r#"{"jsonrpc":"2.0","id":5,"method":"notifications/progress"}"#,
+            ),
+            5,
+        );
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        assert_eq!(&d.frames[0].msg_id[..], ID);
+        assert_eq!(
+            error_of(&d.frames[0]),
+            ("ERR_INVALID_MCP_PAYLOAD".into(), -32600)
+        );
     }
 
     #[test]

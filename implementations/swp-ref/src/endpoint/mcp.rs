@@ -1,6 +1,19 @@
 //! The minimal MCP mapping handler (profile 1) the reference serves until the full profile
 //! lands: payload shape checks (mcp-mapping-profile §2-4), `ping`, `swp/whoami`,
-//! `swp/delay`, and the JSON-RPC "method not found" answer for everything else.
+//! `swp/delay`, the test hooks `swp/fail` and `swp/stream`, and the JSON-RPC "method not
+//! found" answer for everything else.
+//!
+//! Test hooks (deterministic, so conformance vectors can drive the profile's error and
+//! streaming paths):
+//!
+//! - `swp/fail`: the handling of the request fails; the answer is a JSON-RPC error response
+//!   `{"code":-32603,"message":"Internal error"}` on the request's msg_id (§6: the failure
+//!   stays a JSON-RPC `error`, not an SWP reject).
+//! - `swp/stream` with params `{"count": N, "fail": bool}` (`N` ≤ [`MAX_STREAM_PARTIALS`],
+//!   `fail` optional, default false): `N` partial outputs as `notifications/progress`
+//!   notifications (msg_type 3, fresh msg_ids, `progressToken` = the request id), then one
+//!   terminal response on the request's msg_id (§7): a text result `done`, or with `fail` a
+//!   JSON-RPC error -32603.
 //!
 //! The payload is parsed without building a JSON tree: every member is kept as the raw
 //! text of its value (`RawValue`), so the request `id` is echoed octet for octet (§5:
@@ -11,7 +24,7 @@ use super::reply::Reject;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use swp_core::ErrorCode;
+use swp_core::{CoreCategory, ErrorCode};
 
 /// `msg_type` of a JSON-RPC request.
 pub const MSG_TYPE_REQUEST: u64 = 1;
@@ -27,6 +40,11 @@ pub const MAX_DELAY_MS: u64 = 10_000;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC "invalid params".
 pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC "internal error": the code §6 assigns to the core `INTERNAL_ERROR` category.
+pub const INTERNAL_ERROR: i64 = CoreCategory::InternalError.jsonrpc_code();
+
+/// Most partial outputs `swp/stream` emits for one request.
+pub const MAX_STREAM_PARTIALS: u64 = 16;
 
 /// What the connection should do with one accepted profile-1 envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +57,14 @@ pub enum Action {
         ms: u64,
         /// The response payload.
         payload: Vec<u8>,
+    },
+    /// Send each partial payload as a notification (`msg_type` 3, a fresh msg_id each), in
+    /// order, then the terminal response payload (`msg_type` 2, the request's msg_id).
+    Stream {
+        /// The notification payloads.
+        partials: Vec<Vec<u8>>,
+        /// The terminal response payload.
+        terminal: Vec<u8>,
     },
     /// Nothing to send.
     Nothing,
@@ -125,11 +151,26 @@ pub fn handle(msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
                 Action::Nothing
             }
         }
-        _ => match msg.method.and_then(raw_str) {
-            Some(_) => Action::Nothing,
-            None => invalid("notification has no string method"),
-        },
+        _ => notification(&msg),
     }
+}
+
+/// A notification is answered by nothing (§4: it MUST NOT require a response). A msg_type 3
+/// payload with an `id` member (even `null`) is not a notification: JSON-RPC 2.0 §4.1 calls
+/// a request object without `id` a notification, so one with an `id` is a request sent
+/// under the wrong msg_type. It is rejected rather than answered, since answering it would
+/// treat the notification path as one that produces responses.
+fn notification(msg: &Message<'_>) -> Action {
+    if msg.method.and_then(raw_str).is_none() {
+        return invalid("notification has no string method");
+    }
+    if msg.id.is_some() {
+        return invalid(
+            "a notification (msg_type 3) carries no id; a message with an id is a request \
+             (msg_type 1)",
+        );
+    }
+    Action::Nothing
 }
 
 fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
@@ -168,8 +209,63 @@ fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
                 &format!("Invalid params: swp/delay takes {{\"ms\": 0..={MAX_DELAY_MS}}}"),
             )),
         },
+        "swp/fail" => Action::Reply(error(id, INTERNAL_ERROR, "Internal error")),
+        "swp/stream" => match stream_params(msg.params) {
+            Some((count, fail)) => stream(id, count, fail),
+            None => Action::Reply(error(
+                id,
+                INVALID_PARAMS,
+                &format!(
+                    "Invalid params: swp/stream takes \
+                     {{\"count\": 0..={MAX_STREAM_PARTIALS}, \"fail\": false|true}}"
+                ),
+            )),
+        },
         _ => Action::Reply(error(id, METHOD_NOT_FOUND, "Method not found")),
     }
+}
+
+/// `count` progress notifications correlated by the raw request id, then the terminal
+/// response: a result, or after `fail` a JSON-RPC internal error.
+fn stream(id: &RawValue, count: u64, fail: bool) -> Action {
+    let token = id.get();
+    let partials = (1..=count)
+        .map(|k| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\
+                 \"params\":{{\"progressToken\":{token},\"progress\":{k},\"total\":{count}}}}}"
+            )
+            .into_bytes()
+        })
+        .collect();
+    let terminal = if fail {
+        error(
+            id,
+            INTERNAL_ERROR,
+            &format!("Internal error: the stream failed after {count} partial outputs"),
+        )
+    } else {
+        result(id, r#"{"content":[{"type":"text","text":"done"}]}"#)
+    };
+    Action::Stream { partials, terminal }
+}
+
+/// The `count` and `fail` of `swp/stream` params, when they are well typed and in bounds.
+fn stream_params(params: Option<&RawValue>) -> Option<(u64, bool)> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Params {
+        count: u64,
+        #[serde(default)]
+        fail: bool,
+    }
+    let raw = params?.get();
+    // A struct also deserializes from an array; params here are by name only.
+    if !raw.starts_with('{') {
+        return None;
+    }
+    let p: Params = serde_json::from_str(raw).ok()?;
+    (p.count <= MAX_STREAM_PARTIALS).then_some((p.count, p.fail))
 }
 
 /// The `ms` of `swp/delay` params, when it is an integer within bounds.
@@ -335,13 +431,136 @@ mod tests {
         for (t, p) in ok {
             assert_eq!(handle(t, p, None), Action::Nothing);
         }
-        let bad: [(u64, &[u8]); 3] = [
+        let bad: [(u64, &[u8]); 6] = [
             (2, br#"{"jsonrpc":"2.0","id":1}"#),
             (2, br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#),
+            (2, br#"{"jsonrpc":"2.0","result":{}}"#),
             (3, br#"{"jsonrpc":"2.0"}"#),
+            // An id makes it a request, whatever the msg_type says.
+            (
+                3,
+                br#"{"jsonrpc":"2.0","id":9,"method":"notifications/progress"}"#,
+            ),
+            (
+                3,
+                br#"{"jsonrpc":"2.0","method":"notifications/x","id":null}"#,
+            ),
         ];
         for (t, p) in bad {
-            assert_eq!(code(handle(t, p, None)), ErrorCode::InvalidMcpPayload);
+            assert_eq!(
+                code(handle(t, p, None)),
+                ErrorCode::InvalidMcpPayload,
+                "{}",
+                String::from_utf8_lossy(p)
+            );
         }
+    }
+
+    #[test]
+    fn batch_arrays_are_rejected_whatever_the_msg_type() {
+        let batches: [&[u8]; 4] = [
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            b" \t\r\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+            b"[]",
+            br#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#,
+        ];
+        for p in batches {
+            for t in 1..=3 {
+                assert_eq!(
+                    code(handle(t, p, None)),
+                    ErrorCode::InvalidMcpPayload,
+                    "{t} {}",
+                    String::from_utf8_lossy(p)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fail_answers_an_internal_error_on_the_request() {
+        let p = br#"{"jsonrpc":"2.0","id":"f-1","method":"swp/fail"}"#;
+        assert_eq!(
+            reply(handle(1, p, None)),
+            r#"{"jsonrpc":"2.0","id":"f-1","error":{"code":-32603,"message":"Internal error"}}"#
+        );
+        // The same code the error frames use for the core INTERNAL_ERROR category.
+        assert_eq!(INTERNAL_ERROR, -32603);
+    }
+
+    fn stream_of(a: Action) -> (Vec<String>, String) {
+        match a {
+            Action::Stream { partials, terminal } => (
+                partials
+                    .into_iter()
+                    .map(|p| String::from_utf8(p).unwrap())
+                    .collect(),
+                String::from_utf8(terminal).unwrap(),
+            ),
+            other => panic!("expected a stream, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stream_emits_progress_then_a_terminal_response() {
+        let p = br#"{"jsonrpc":"2.0","id":"s-1","method":"swp/stream","params":{"count":3}}"#;
+        let (partials, terminal) = stream_of(handle(1, p, None));
+        assert_eq!(
+            partials,
+            (1..=3)
+                .map(|k| format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"s-1","progress":{k},"total":3}}}}"#
+                ))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            terminal,
+            r#"{"jsonrpc":"2.0","id":"s-1","result":{"content":[{"type":"text","text":"done"}]}}"#
+        );
+        // Each partial is itself a valid notification for this handler.
+        for n in &partials {
+            assert_eq!(handle(3, n.as_bytes(), None), Action::Nothing);
+        }
+
+        let p =
+            br#"{"jsonrpc":"2.0","id":7,"method":"swp/stream","params":{"fail":true,"count":2}}"#;
+        let (partials, terminal) = stream_of(handle(1, p, None));
+        assert_eq!(partials.len(), 2);
+        assert!(partials[1].contains(r#""progressToken":7,"progress":2,"total":2"#));
+        let v: serde_json::Value = serde_json::from_str(&terminal).unwrap();
+        assert_eq!(v["id"], 7);
+        assert_eq!(v["error"]["code"], -32603);
+        assert!(v.get("result").is_none());
+
+        // No partials at all: only the terminal response.
+        let p =
+            br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{"count":0,"fail":false}}"#;
+        let (partials, terminal) = stream_of(handle(1, p, None));
+        assert!(partials.is_empty());
+        assert!(terminal.contains(r#""result""#));
+        let p = br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{"count":16}}"#;
+        assert_eq!(stream_of(handle(1, p, None)).0.len(), 16);
+    }
+
+    #[test]
+    fn stream_params_are_checked() {
+        for params in [
+            r#"{"count":17}"#,
+            r#"{"count":-1}"#,
+            r#"{"count":"2"}"#,
+            r#"{"count":2,"fail":"yes"}"#,
+            r#"{"count":2,"extra":1}"#,
+            r#"{"fail":true}"#,
+            "[2,true]",
+            "null",
+        ] {
+            let p =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{params}}}"#);
+            assert!(
+                reply(handle(1, p.as_bytes(), None)).contains("-32602"),
+                "{params}"
+            );
+        }
+        let p = br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream"}"#;
+        assert!(reply(handle(1, p, None)).contains("-32602"));
     }
 }

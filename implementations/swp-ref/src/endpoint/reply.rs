@@ -181,16 +181,28 @@ pub fn error_payload(reject: &Reject, brief: bool) -> Vec<u8> {
 
 /// Prefix of generated error-frame msg_ids.
 pub const ERROR_ID_PREFIX: &str = "swp-err-";
+/// Prefix of the msg_ids of notifications the endpoint originates (`swp/stream`).
+pub const NOTIFICATION_ID_PREFIX: &str = "swp-ntf-";
 
 /// The msg_id of an error frame whose rejected frame had none: `swp-err-` and an 8-digit
 /// counter (16 octets, the core-spec's recommended length), widened or narrowed only when
 /// the configured msg_id bounds exclude 16 octets.
 pub fn error_msg_id(counter: u64, limits: &Limits) -> Bytes {
+    generated_msg_id(ERROR_ID_PREFIX, counter, limits)
+}
+
+/// The fresh msg_id of a notification the endpoint originates: `swp-ntf-` and a counter,
+/// sized like [`error_msg_id`]. Callers share one counter between the two kinds, so the ids
+/// stay distinct even when narrow bounds leave no room for the prefix.
+pub fn notification_msg_id(counter: u64, limits: &Limits) -> Bytes {
+    generated_msg_id(NOTIFICATION_ID_PREFIX, counter, limits)
+}
+
+fn generated_msg_id(prefix: &str, counter: u64, limits: &Limits) -> Bytes {
     let want = 16usize.clamp(limits.min_msg_id_bytes, limits.max_msg_id_bytes.max(1));
-    let prefix = ERROR_ID_PREFIX.len();
-    let s = if want > prefix {
-        let width = want - prefix;
-        format!("{ERROR_ID_PREFIX}{:0width$}", digits(counter, width))
+    let s = if want > prefix.len() {
+        let width = want - prefix.len();
+        format!("{prefix}{:0width$}", digits(counter, width))
     } else {
         format!("{:0want$}", digits(counter, want))
     };
@@ -214,6 +226,7 @@ mod tests {
         let l = Limits::default();
         assert_eq!(&error_msg_id(7, &l)[..], b"swp-err-00000007");
         assert_eq!(error_msg_id(123_456_789, &l).len(), 16);
+        assert_eq!(&notification_msg_id(8, &l)[..], b"swp-ntf-00000008");
     }
 
     #[test]

@@ -200,6 +200,7 @@ fn run(
             duration_ms: started.elapsed().as_millis() as u64,
             command: std::env::args().collect(),
             interrupted,
+            transcripts: Default::default(),
         },
         SutInfo {
             name: sut.manifest.name.clone(),

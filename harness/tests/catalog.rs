@@ -205,6 +205,49 @@ fn session(transport: &'static str) -> &'static Mutex<Option<SessionEngine<'stat
     })
 }
 
+/// Two runs of the same code give identical reports outside the `run` block.
+fn meta_reports_are_deterministic() -> Result<(), Failed> {
+    use swp_conform::report::json::{Report, RunInfo, SutInfo};
+    let cat = catalog();
+    let sut = Sut::builtin().map_err(|e| e.to_string())?;
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let render = |ts: &str| -> Result<String, Failed> {
+        let results = Engine {
+            catalog: cat,
+            sut: &sut,
+            driver: &mut InProcess,
+        }
+        .run(&plan, |_| {});
+        let run = RunInfo {
+            pattern: "*".into(),
+            no_fallback: true,
+            timestamp_utc: ts.into(),
+            runner_git_sha: "x".into(),
+            duration_ms: ts.len() as u64,
+            command: vec![],
+            interrupted: false,
+            transcripts: Default::default(),
+        };
+        let sut_info = SutInfo {
+            name: "n".into(),
+            version: "v".into(),
+            reported: "r".into(),
+        };
+        let mut v: serde_json::Value =
+            serde_json::from_str(&Report::new(run, sut_info, results, false).to_json())
+                .map_err(|e| e.to_string())?;
+        v.as_object_mut()
+            .ok_or("report is not an object")?
+            .remove("run");
+        Ok(v.to_string())
+    };
+    if render("2026-01-01T00:00:00Z")? == render("2027-12-31T23:59:59Z")? {
+        Ok(())
+    } else {
+        Err("two in-process runs differ outside the run block".into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let cat = catalog();
@@ -225,6 +268,10 @@ fn main() {
         Trial::test("meta::catalog_index_complete", meta_index_complete),
         Trial::test("meta::schemas_in_sync", meta_schemas_in_sync),
         Trial::test("meta::manifests_load", meta_manifests_load),
+        Trial::test(
+            "meta::reports_are_deterministic",
+            meta_reports_are_deterministic,
+        ),
         {
             let t = testee.clone();
             Trial::test("meta::inproc_and_testee_agree", move || {

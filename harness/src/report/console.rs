@@ -35,16 +35,20 @@ pub fn summary(rep: &Report, strict: bool, transcripts: bool) -> String {
         // Failures always show their transcript (the last lines); `--transcripts` shows it
         // whole, and for every vector that did not pass.
         let show = transcripts || r.verdict.is_failure();
+        let transcript = match rep.run.transcripts.get(&r.vector_id) {
+            Some(t) => t,
+            None => &r.transcript,
+        };
         if show {
             let skip = if transcripts {
                 0
             } else {
-                r.transcript.len().saturating_sub(12)
+                transcript.len().saturating_sub(12)
             };
             if skip > 0 {
                 let _ = writeln!(s, "     … {skip} earlier transcript line(s) in report.json");
             }
-            for t in r.transcript.iter().skip(skip) {
+            for t in transcript.iter().skip(skip) {
                 let arrow = match t.dir {
                     Dir::Sent => "→",
                     Dir::Received => "←",

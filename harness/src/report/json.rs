@@ -22,6 +22,12 @@ pub struct RunInfo {
     pub command: Vec<String>,
     /// The run was interrupted (Ctrl-C): the results are partial.
     pub interrupted: bool,
+    /// Transcripts of session-method vectors, by vector id. They hold wall-clock times,
+    /// ports, timestamps and TLS records that differ on every run, so they live here, in
+    /// the block marked as run-specific; codec-method transcripts (virtual clock) stay in
+    /// their results.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub transcripts: BTreeMap<String, Vec<crate::model::TranscriptEntry>>,
 }
 
 /// A vector that was not executed, and why.
@@ -85,8 +91,14 @@ pub fn fails_run(r: &VectorResult, strict: bool) -> bool {
 
 impl Report {
     /// Builds the report; `results` may be in any order.
-    pub fn new(run: RunInfo, sut: SutInfo, mut all: Vec<VectorResult>, strict: bool) -> Report {
+    pub fn new(mut run: RunInfo, sut: SutInfo, mut all: Vec<VectorResult>, strict: bool) -> Report {
         all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
+        for r in &mut all {
+            if r.method.as_deref() == Some("session") && !r.transcript.is_empty() {
+                run.transcripts
+                    .insert(r.vector_id.clone(), std::mem::take(&mut r.transcript));
+            }
+        }
         let mut verdicts = BTreeMap::new();
         for r in &all {
             *verdicts.entry(r.verdict.as_str()).or_insert(0) += 1;

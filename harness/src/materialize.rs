@@ -12,6 +12,10 @@ use swp_core::{e1, uvarint, Envelope, ErrorCode, Extensions};
 /// (or a SUT limit) that asks for gigabytes.
 pub const MAX_MATERIALISED_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Largest total of octets all the steps of one vector may send (repeats included), so a
+/// large `repeat` of a large frame cannot exhaust the harness either.
+pub const MAX_VECTOR_BYTES: u64 = 256 * 1024 * 1024;
+
 /// What one concrete step does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -481,6 +485,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
         ordinal: 0,
     };
     let mut out = Vec::new();
+    let mut total: u64 = 0;
     for (i, s) in v.steps.iter().enumerate() {
         let reps = ctx.opt(&s.repeat, 1)?;
         if reps > 100_000 {
@@ -497,6 +502,12 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
             expect.extend(expectation(&ctx, e)?);
         }
         for rep in 0..reps {
+            // Checked before building the next frame: the previous ones are already held.
+            if total > MAX_VECTOR_BYTES {
+                return Err(MaterialiseError::NotApplicable(format!(
+                    "the vector sends more than {MAX_VECTOR_BYTES} octets in all (harness bound)"
+                )));
+            }
             let action = match &s.send {
                 Some(sd) if sd.identity_probe => Action::IdentityProbe,
                 Some(sd) if sd.slow_request.is_some() => Action::SlowRequest(
@@ -512,6 +523,9 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                 None if s.replay_record => Action::ReplayRecord,
                 None => Action::End,
             };
+            if let Action::Send(b) = &action {
+                total += b.len() as u64;
+            }
             out.push(ConcreteStep {
                 step: i,
                 rep,
@@ -524,4 +538,46 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::vector::Vector;
+
+    fn params() -> Params {
+        let mut p = Params::new();
+        p.insert("NOW_MS", 1);
+        p.insert("CORE_PROFILE_ID", 1);
+        p
+    }
+
+    #[test]
+    fn a_vector_cannot_make_the_harness_allocate_without_bound() {
+        let v: Vector = serde_saphyr::from_str(
+            "id: core_9999_x\ntitle: t\nnamespace: core\nrequirements: [CORE-001]\nmethods: [codec]\nsteps:\n  - repeat: 100000\n    send: {raw: [{fill: {byte: 0, len: 33554432}}]}\n    expect: nothing\n",
+        )
+        .unwrap();
+        let e = materialise(&v, &params()).unwrap_err();
+        assert!(e.to_string().contains("harness bound"), "{e}");
+        let v: Vector = serde_saphyr::from_str(
+            "id: core_9999_x\ntitle: t\nnamespace: core\nrequirements: [CORE-001]\nmethods: [codec]\nsteps:\n  - send: {raw: [{fill: {byte: 0, len: 99999999999}}]}\n    expect: nothing\n",
+        )
+        .unwrap();
+        assert!(materialise(&v, &params()).is_err());
+    }
+
+    #[test]
+    fn body_len_padding_hits_the_target_exactly() {
+        let v: Vector = serde_saphyr::from_str(
+            "id: core_9999_x\ntitle: t\nnamespace: core\nrequirements: [CORE-001]\nmethods: [codec]\nsteps:\n  - send: {frame: {payload: {fill: {byte: 1, body_len: 300}}}}\n    expect: nothing\n",
+        )
+        .unwrap();
+        let steps = materialise(&v, &params()).unwrap();
+        let Action::Send(b) = &steps[0].action else {
+            panic!("not a send")
+        };
+        assert_eq!(b.len(), 4 + 300);
+        assert_eq!(u32::from_be_bytes([b[0], b[1], b[2], b[3]]), 300);
+    }
 }

@@ -160,7 +160,7 @@ pub enum LegacyError {
     #[error("testee manifest without `start`")]
     NoStart,
     /// Legacy vectors are codec fixtures; an endpoint SUT cannot run them.
-    #[error("legacy vector sets run by the codec method; this manifest describes an endpoint (session method only)")]
+    #[error("legacy vector sets run by the codec method; this manifest describes an endpoint or MCP server (no codec method)")]
     EndpointSut,
 }
 
@@ -1067,7 +1067,7 @@ pub fn run_dir(
                 log,
             ))
         }
-        Kind::Endpoint => return Err(LegacyError::EndpointSut),
+        Kind::Endpoint | Kind::McpServer => return Err(LegacyError::EndpointSut),
     };
     let results = run(&set, &sut, driver.as_mut());
     let report = Report::new(

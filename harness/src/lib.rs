@@ -10,6 +10,7 @@ pub mod evaluate;
 pub mod expr;
 pub mod legacy;
 pub mod materialize;
+pub mod mcpnative;
 pub mod model;
 pub mod report;
 pub mod schema;

@@ -9,6 +9,7 @@ use swp_conform::driver::inproc::InProcess;
 use swp_conform::driver::testee::TesteeDriver;
 use swp_conform::driver::CodecDriver;
 use swp_conform::engine::Engine;
+use swp_conform::mcpnative::McpNativeEngine;
 use swp_conform::report::json::{Report, RunInfo, SutInfo};
 use swp_conform::select::{select, Selection};
 use swp_conform::session::run::SessionEngine;
@@ -141,6 +142,11 @@ fn run(
         .unwrap_or_else(|| std::env::temp_dir().join("swp-conform"));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let (results, reported) = match sut.manifest.kind {
+        Kind::McpServer => {
+            let mut engine = McpNativeEngine::new(&cat, &sut, &work)?;
+            let r = engine.run(&plan, |_| {});
+            (r, engine.describe())
+        }
         Kind::Endpoint => {
             let mut engine = SessionEngine::new(&cat, &sut, &work)?;
             let r = engine.run(&plan, |_| {});

@@ -306,6 +306,11 @@ fn solve_pad(env: &Envelope, which: &Pad, target: u64) -> Result<usize, Material
 }
 
 fn send(ctx: &mut Ctx<'_>, s: &Send) -> Result<Bytes, MaterialiseError> {
+    if s.jsonrpc_line.is_some() {
+        return Err(MaterialiseError::Invalid(
+            "`jsonrpc_line` is for the mcp_native method only".into(),
+        ));
+    }
     if let Some(f) = &s.frame {
         let b = body(ctx, f)?;
         return prefixed(b);
@@ -438,6 +443,11 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         Expect::Identity => Expectation::Identity,
         Expect::Forwarded => Expectation::Forwarded,
         Expect::Close => Expectation::Close,
+        Expect::Response(_) | Expect::NoResponse(_) => {
+            return Err(MaterialiseError::Invalid(
+                "`response`/`no_response` are for the mcp_native method only".into(),
+            ))
+        }
         Expect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
         },

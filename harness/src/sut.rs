@@ -18,6 +18,24 @@ pub enum Kind {
     Testee,
     /// A running endpoint seen only through the wire (session method).
     Endpoint,
+    /// A plain MCP server (no SWP) over stdio, newline-delimited JSON-RPC (method
+    /// `mcp_native`); needs `start` and `mcp_native`.
+    McpServer,
+}
+
+/// How the `mcp_native` method talks to a plain MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpNativeSpec {
+    /// Transport; only `stdio` (the manifest's `start`, one process per vector).
+    pub transport: Transport,
+    /// The MCP protocol version the harness requests (`${PROTOCOL_VERSION}` in vectors),
+    /// e.g. `2025-06-18`.
+    pub protocol_version: String,
+    /// Deadlines and bounds (`silence_ms` and `max_frame_bytes` are unused; a line is at
+    /// most 4 MiB and a vector reads at most `max_read_bytes`).
+    #[serde(default)]
+    pub timing: Timing,
 }
 
 /// What carries frames to an endpoint.
@@ -333,6 +351,9 @@ pub struct Manifest {
     /// Session-method settings (kind `endpoint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionSpec>,
+    /// Plain-MCP settings (kind `mcp-server`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_native: Option<McpNativeSpec>,
 }
 
 /// A loaded manifest and where it came from.
@@ -404,6 +425,28 @@ impl Sut {
         if manifest.kind == Kind::Testee && manifest.start.is_none() {
             return Err(invalid(
                 "kind testee needs `start` (command and args of the testee process)".into(),
+            ));
+        }
+        if manifest.kind == Kind::McpServer {
+            let Some(spec) = &manifest.mcp_native else {
+                return Err(invalid(
+                    "kind mcp-server needs `mcp_native` (transport, protocol_version)".into(),
+                ));
+            };
+            if spec.transport != Transport::Stdio {
+                return Err(invalid("mcp_native supports transport stdio only".into()));
+            }
+            if manifest.start.is_none() {
+                return Err(invalid("kind mcp-server needs `start`".into()));
+            }
+            if manifest.methods != [Method::McpNative] {
+                return Err(invalid(
+                    "kind mcp-server supports exactly the mcp_native method".into(),
+                ));
+            }
+        } else if manifest.mcp_native.is_some() || manifest.methods.contains(&Method::McpNative) {
+            return Err(invalid(
+                "`mcp_native` and the mcp_native method need kind mcp-server".into(),
             ));
         }
         if manifest.kind == Kind::Endpoint {

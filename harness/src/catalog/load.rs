@@ -3,7 +3,7 @@
 
 use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
-use super::vector::{Data, Expect, FrameSpec, Num, Part, RejectSpec, Send, Vector};
+use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
 use super::{Catalog, LoadedVector};
 use crate::expr::{self, ExprError, Params, PARAM_NAMES};
 use std::collections::BTreeMap;
@@ -331,6 +331,17 @@ fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Par
 }
 
 fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    if s.jsonrpc_line.is_some() {
+        if s.frame.is_some() || s.raw.is_some() || s.identity_probe || s.slow_request.is_some() {
+            sink.at(
+                path,
+                text,
+                "jsonrpc_line",
+                "`jsonrpc_line` is a whole send; give no `frame`, `raw`, `identity_probe` or `slow_request` with it".into(),
+            );
+        }
+        return;
+    }
     if s.identity_probe || s.slow_request.is_some() {
         if s.frame.is_some() || s.raw.is_some() || (s.identity_probe && s.slow_request.is_some()) {
             sink.at(
@@ -510,9 +521,63 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                         check_data(sink, path, text, d, &p);
                     }
                 }
+                Expect::NoResponse(n) => check_num(sink, path, text, &n.ms, &p),
+                Expect::Response(r) => {
+                    if r.result.is_some() && r.error.is_some() {
+                        sink.at(
+                            path,
+                            text,
+                            "response:",
+                            "a response expects `result` or `error`, not both".into(),
+                        );
+                    }
+                }
                 Expect::Nothing | Expect::Close | Expect::Identity | Expect::Forwarded => {}
             }
         }
+    }
+    check_mcp_native(sink, path, text, v);
+}
+
+/// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);
+/// they cannot mix with the SWP methods.
+fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
+    let native = v.methods.contains(&Method::McpNative);
+    if native && v.methods.len() > 1 {
+        sink.at(
+            path,
+            text,
+            "methods:",
+            "the mcp_native method cannot be combined with codec or session".into(),
+        );
+    }
+    let (mut foreign, mut misplaced) = (false, false);
+    for s in &v.steps {
+        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
+        let is_json = |e: &Expect| matches!(e, Expect::Response(_) | Expect::NoResponse(_));
+        let exp = s.expect.as_slice();
+        let json_expect = exp.iter().any(is_json);
+        let other_expect = exp
+            .iter()
+            .any(|e| !is_json(e) && !matches!(e, Expect::Nothing));
+        foreign |= native && (!line || other_expect || s.repeat.is_some() || s.at_ms.is_some());
+        misplaced |= !native && (line || json_expect);
+    }
+    if foreign {
+        sink.at(
+            path,
+            text,
+            "steps:",
+            "an mcp_native step sends a `jsonrpc_line` and expects `response`, `no_response` or `nothing` (no repeat, at_ms)".into(),
+        );
+    }
+    if misplaced {
+        sink.at(
+            path,
+            text,
+            "steps:",
+            "`jsonrpc_line`, `response` and `no_response` need `methods: [mcp_native]`".into(),
+        );
     }
 }
 

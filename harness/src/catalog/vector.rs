@@ -28,6 +28,9 @@ pub enum Method {
     Codec,
     /// The SUT as an endpoint seen only through the wire.
     Session,
+    /// A plain MCP server (no SWP) driven over stdio with newline-delimited JSON-RPC
+    /// (`mcpnative` namespace).
+    McpNative,
 }
 
 /// One test vector: one file under `vectors/<namespace>/`.
@@ -231,6 +234,11 @@ pub struct Send {
     /// The manifest's slow request (session), sent with this msg_id: it stays in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_request: Option<Data>,
+    /// One line of text sent as-is, followed by `\n` (method `mcp_native`): a JSON-RPC
+    /// message, or deliberately malformed JSON. `${PROTOCOL_VERSION}` stands for the
+    /// manifest's `mcp_native.protocol_version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonrpc_line: Option<String>,
 }
 
 /// An envelope written field by field; omitted fields take defaults.
@@ -346,6 +354,48 @@ pub enum Expect {
     /// The octets sent in this step arrive unchanged on the harness's other connection
     /// (intermediary topology): byte preservation.
     Forwarded,
+    /// A JSON-RPC response with this id arrives (method `mcp_native`).
+    Response(Box<ResponseSpec>),
+    /// No JSON-RPC response (to `id`, or to anything when `id` is omitted) arrives within
+    /// `ms` (method `mcp_native`). Notifications and server requests may arrive meanwhile.
+    NoResponse(NoResponseSpec),
+}
+
+/// A JSON-RPC response the server must send (method `mcp_native`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseSpec {
+    /// The response's `id`, exactly (`null` for errors about unreadable requests).
+    pub id: serde_json::Value,
+    /// The response is a success whose `result` contains this value: objects match by
+    /// subset, an array matches when each expected element matches some element (so `[]`
+    /// means "an array"), other values exactly; the string `${PROTOCOL_VERSION}` stands for
+    /// the manifest's protocol version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    /// The response is an error; with `code`, of that code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorSpec>,
+}
+
+/// An expected JSON-RPC error.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorSpec {
+    /// The `error.code` (any code when omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+}
+
+/// No response within a window.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoResponseSpec {
+    /// Only a response with this id counts (any response when omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<serde_json::Value>,
+    /// How long to watch.
+    pub ms: Num,
 }
 
 /// A pattern for a frame the SUT sends.

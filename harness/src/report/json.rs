@@ -94,7 +94,9 @@ impl Report {
     pub fn new(mut run: RunInfo, sut: SutInfo, mut all: Vec<VectorResult>, strict: bool) -> Report {
         all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
         for r in &mut all {
-            if r.method.as_deref() == Some("session") && !r.transcript.is_empty() {
+            if matches!(r.method.as_deref(), Some("session" | "mcp_native"))
+                && !r.transcript.is_empty()
+            {
                 run.transcripts
                     .insert(r.vector_id.clone(), std::mem::take(&mut r.transcript));
             }

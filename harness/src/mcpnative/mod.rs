@@ -1,0 +1,548 @@
+//! The `mcp_native` method: drives a plain MCP server (no SWP) over stdio with
+//! newline-delimited JSON-RPC, one server process per vector, and judges the JSON-RPC
+//! responses it writes. Server notifications are skipped and server requests answered, so
+//! neither is ever taken for the response a step waits for.
+
+use crate::catalog::vector::{Expect, Method, ResponseSpec, Step};
+use crate::catalog::{Catalog, LoadedVector};
+use crate::engine::applicability;
+use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
+use crate::session::process::{self, Supervised};
+use crate::session::wire::{Recv, StdioWire, Wire};
+use crate::sut::{McpNativeSpec, Sut};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Longest line the harness accepts from a server.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Characters of a line kept in transcripts.
+const TRANSCRIPT_CHARS: usize = 600;
+
+/// Runs `mcpnative` vectors against one plain MCP server.
+pub struct McpNativeEngine<'a> {
+    catalog: &'a Catalog,
+    sut: &'a Sut,
+    spec: McpNativeSpec,
+    base: PathBuf,
+    work: PathBuf,
+}
+
+/// A vector stopped: verdict, why, expected, observed.
+struct Stop(Verdict, String, String, String);
+
+/// One vector's conversation with the server.
+struct Conv<'a> {
+    wire: StdioWire,
+    proc: &'a mut Supervised,
+    spec: &'a McpNativeSpec,
+    buf: Vec<u8>,
+    start: Instant,
+    hard_deadline: Instant,
+    read_total: u64,
+    closed: Option<String>,
+    transcript: Vec<TranscriptEntry>,
+}
+
+/// One read of a line.
+enum Line {
+    /// A complete line without its newline.
+    Text(Vec<u8>),
+    /// Nothing before the deadline.
+    Timeout,
+    /// The server's stdout ended; why.
+    Closed(String),
+}
+
+/// What the server wrote, one line.
+enum Msg {
+    /// A JSON-RPC response (no `method`; `id`, `result` or `error`).
+    Response(Value),
+    /// The connection ended or broke; why.
+    Closed(String),
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() <= TRANSCRIPT_CHARS {
+        s.to_owned()
+    } else {
+        let head: String = s.chars().take(TRANSCRIPT_CHARS).collect();
+        format!("{head}… ({} octets)", s.len())
+    }
+}
+
+/// Whether `actual` contains `expected`: objects by subset, arrays when every expected
+/// element matches some actual element (`[]` matches any array), other values exactly.
+pub fn json_matches(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::Object(a), Value::Object(e)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|x| json_matches(x, v))),
+        (Value::Array(a), Value::Array(e)) => {
+            e.iter().all(|ev| a.iter().any(|av| json_matches(av, ev)))
+        }
+        _ => actual == expected,
+    }
+}
+
+/// Replaces the string `${PROTOCOL_VERSION}` inside JSON string values.
+fn substitute(v: &Value, pv: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace("${PROTOCOL_VERSION}", pv)),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), substitute(x, pv)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, pv)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn describe_response(r: &ResponseSpec, pv: &str) -> String {
+    let what = match (&r.result, &r.error) {
+        (Some(res), _) => format!("a result containing {}", substitute(res, pv)),
+        (None, Some(e)) => match e.code {
+            Some(c) => format!("an error with code {c}"),
+            None => "an error".to_owned(),
+        },
+        (None, None) => "a result or an error".to_owned(),
+    };
+    format!("a JSON-RPC 2.0 response with id {} carrying {what}", r.id)
+}
+
+impl Conv<'_> {
+    fn t(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    fn log(&mut self, dir: Dir, s: &str) {
+        let t = self.t();
+        self.transcript.push(TranscriptEntry {
+            t_ms: t,
+            dir,
+            data: short(s),
+        });
+    }
+
+    fn send_line(&mut self, line: &str) -> Result<(), String> {
+        self.log(Dir::Sent, line);
+        let mut b = line.as_bytes().to_vec();
+        b.push(b'\n');
+        self.wire
+            .send(&b)
+            .map_err(|e| format!("cannot write to the server's stdin: {e}"))
+    }
+
+    /// The next complete line before `deadline`.
+    fn line(&mut self, deadline: Instant) -> Result<Line, Stop> {
+        let deadline = deadline.min(self.hard_deadline);
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let mut l: Vec<u8> = self.buf.drain(..=i).collect();
+                l.pop();
+                if l.last() == Some(&b'\r') {
+                    l.pop();
+                }
+                return Ok(Line::Text(l));
+            }
+            if self.buf.len() > MAX_LINE_BYTES {
+                return Err(Stop(
+                    Verdict::Fail,
+                    format!("the server wrote a line longer than {MAX_LINE_BYTES} octets"),
+                    "newline-delimited JSON-RPC messages".into(),
+                    "an unbounded line".into(),
+                ));
+            }
+            if let Some(c) = &self.closed {
+                return Ok(Line::Closed(c.clone()));
+            }
+            match self.wire.recv(deadline) {
+                Recv::Data(d) => {
+                    self.read_total += d.len() as u64;
+                    if self.read_total > self.spec.timing.max_read_bytes {
+                        return Err(Stop(
+                            Verdict::Fail,
+                            format!(
+                                "the server wrote more than {} octets in one vector (harness bound)",
+                                self.spec.timing.max_read_bytes
+                            ),
+                            String::new(),
+                            "a flood".into(),
+                        ));
+                    }
+                    self.buf.extend_from_slice(&d);
+                }
+                Recv::Eof => {
+                    self.closed = Some(match self.proc.wait_exit(Duration::from_millis(200)) {
+                        Some(st) => format!("the server closed its stdout and {st}"),
+                        None => "the server closed its stdout".into(),
+                    })
+                }
+                Recv::Broken(e) => self.closed = Some(format!("reading stdout failed: {e}")),
+                Recv::Timeout => return Ok(Line::Timeout),
+            }
+        }
+    }
+
+    /// The next response before `deadline` (`Ok(None)` on timeout); notifications are
+    /// skipped and server requests answered on the way.
+    fn next(&mut self, deadline: Instant) -> Result<Option<Msg>, Stop> {
+        loop {
+            let l = match self.line(deadline)? {
+                Line::Text(l) => l,
+                Line::Timeout => return Ok(None),
+                Line::Closed(why) => return Ok(Some(Msg::Closed(why))),
+            };
+            let text = String::from_utf8_lossy(&l).into_owned();
+            if text.trim().is_empty() {
+                continue;
+            }
+            self.log(Dir::Received, &text);
+            let v: Value = match serde_json::from_slice(&l) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Err(Stop(
+                        Verdict::Fail,
+                        format!(
+                            "the server wrote a line that is not JSON ({e}); MCP stdio servers must write only MCP messages to stdout"
+                        ),
+                        "JSON-RPC messages, one per line".into(),
+                        short(&text),
+                    ))
+                }
+            };
+            let Some(obj) = v.as_object() else {
+                self.log(Dir::Note, "not a JSON object (skipped)");
+                continue;
+            };
+            match (obj.get("method"), obj.get("id")) {
+                (Some(m), Some(id)) => {
+                    let method = m.as_str().unwrap_or_default().to_owned();
+                    let reply = if method == "roots/list" {
+                        json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+                    } else {
+                        json!({"jsonrpc": "2.0", "id": id,
+                               "error": {"code": -32601, "message": "Method not found"}})
+                    };
+                    self.log(Dir::Note, &format!("server request {method}: answered"));
+                    if let Err(e) = self.send_line(&reply.to_string()) {
+                        return Ok(Some(Msg::Closed(e)));
+                    }
+                }
+                (Some(_), None) => self.log(Dir::Note, "notification (skipped)"),
+                (None, _) => return Ok(Some(Msg::Response(v))),
+            }
+        }
+    }
+
+    fn expect_response(&mut self, r: &ResponseSpec) -> Result<String, Stop> {
+        let pv = self.spec.protocol_version.clone();
+        let exp = describe_response(r, &pv);
+        let deadline = Instant::now() + Duration::from_millis(self.spec.timing.step_ms);
+        let mut others: Vec<String> = Vec::new();
+        loop {
+            let m = match self.next(deadline)? {
+                None => {
+                    let obs = if others.is_empty() {
+                        "no response".to_owned()
+                    } else {
+                        format!("only responses to other ids: {}", others.join(", "))
+                    };
+                    return Err(Stop(
+                        Verdict::Fail,
+                        format!(
+                            "no response with id {} within {} ms",
+                            r.id, self.spec.timing.step_ms
+                        ),
+                        exp,
+                        obs,
+                    ));
+                }
+                Some(Msg::Closed(why)) => {
+                    return Err(Stop(Verdict::Fail, why.clone(), exp, why));
+                }
+                Some(Msg::Response(v)) => v,
+            };
+            let obs = short(&m.to_string());
+            if m.get("id") != Some(&r.id) {
+                others.push(m.get("id").map_or("(none)".into(), Value::to_string));
+                self.log(Dir::Note, "a response to another id (skipped)");
+                continue;
+            }
+            let bad = |why: String| Stop(Verdict::Fail, why, exp.clone(), obs.clone());
+            if m.get("jsonrpc") != Some(&json!("2.0")) {
+                return Err(bad("the response lacks \"jsonrpc\": \"2.0\"".into()));
+            }
+            let (res, err) = (m.get("result"), m.get("error"));
+            match (res, err) {
+                (Some(_), Some(_)) => {
+                    return Err(bad("the response has both result and error".into()))
+                }
+                (None, None) => {
+                    return Err(bad("the response has neither result nor error".into()))
+                }
+                _ => {}
+            }
+            if let Some(want) = &r.result {
+                let Some(got) = res else {
+                    return Err(bad("an error instead of a result".into()));
+                };
+                if !json_matches(got, &substitute(want, &pv)) {
+                    return Err(bad("the result does not contain what was expected".into()));
+                }
+            }
+            if let Some(want) = &r.error {
+                let Some(got) = err else {
+                    return Err(bad("a result instead of an error".into()));
+                };
+                let code = got.get("code").and_then(Value::as_i64);
+                if code.is_none() {
+                    return Err(bad("the error has no integer code".into()));
+                }
+                if want.code.is_some() && code != want.code {
+                    return Err(bad(format!(
+                        "error code {} instead of {}",
+                        code.unwrap_or_default(),
+                        want.code.unwrap_or_default()
+                    )));
+                }
+            }
+            return Ok(obs);
+        }
+    }
+
+    fn expect_no_response(&mut self, id: Option<&Value>, ms: u64) -> Result<String, Stop> {
+        let exp = match id {
+            Some(id) => format!("no response with id {id} within {ms} ms"),
+            None => format!("no response within {ms} ms"),
+        };
+        let deadline = Instant::now() + Duration::from_millis(ms);
+        loop {
+            match self.next(deadline)? {
+                None => return Ok("none".into()),
+                // A server that exits is not answering; later steps show whether it matters.
+                Some(Msg::Closed(why)) => return Ok(why),
+                Some(Msg::Response(v)) => {
+                    if id.is_none_or(|id| v.get("id") == Some(id)) {
+                        let obs = short(&v.to_string());
+                        return Err(Stop(Verdict::Fail, "a response arrived".into(), exp, obs));
+                    }
+                    self.log(Dir::Note, "a response to another id (skipped)");
+                }
+            }
+        }
+    }
+}
+
+impl<'a> McpNativeEngine<'a> {
+    /// Prepares the engine; `work` holds the server's stderr log.
+    pub fn new(catalog: &'a Catalog, sut: &'a Sut, work: &Path) -> Result<Self, String> {
+        let spec = sut
+            .manifest
+            .mcp_native
+            .clone()
+            .ok_or("the manifest has no `mcp_native` section")?;
+        let base = sut
+            .path
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        process::install_interrupt_handler();
+        Ok(McpNativeEngine {
+            catalog,
+            sut,
+            spec,
+            base,
+            work: work.to_owned(),
+        })
+    }
+
+    /// How the SUT is reached, for the report.
+    pub fn describe(&self) -> String {
+        let s = self.sut.manifest.start.as_ref();
+        format!(
+            "mcp-native stdio: {} {} (protocol {})",
+            s.map(|s| s.command.as_str()).unwrap_or_default(),
+            s.map(|s| s.args.join(" ")).unwrap_or_default(),
+            self.spec.protocol_version
+        )
+    }
+
+    fn base_result(&self, lv: &LoadedVector) -> VectorResult {
+        let mut d = crate::driver::inproc::InProcess;
+        let e = crate::engine::Engine {
+            catalog: self.catalog,
+            sut: self.sut,
+            driver: &mut d,
+        };
+        let mut r = e.base(lv);
+        r.method = None;
+        r
+    }
+
+    /// Runs one vector.
+    pub fn run_one(&mut self, lv: &LoadedVector) -> VectorResult {
+        let mut r = self.base_result(lv);
+        let v = &lv.vector;
+        if let Some(why) = applicability(v, self.sut) {
+            r.detail = Some(why);
+            return r;
+        }
+        if !v.methods.contains(&Method::McpNative) {
+            r.detail = Some("not an mcp_native vector; this SUT is a plain MCP server".into());
+            return r;
+        }
+        r.method = Some("mcp_native".into());
+        let Some(start) = self.sut.manifest.start.clone() else {
+            r.verdict = Verdict::HarnessError;
+            r.detail = Some("no `start`".into());
+            return r;
+        };
+        let log = self.work.join("sut-stderr.log");
+        let mut p = match process::spawn(&start, &self.base, &BTreeMap::new(), true, &log) {
+            Ok(p) => p,
+            Err(e) => {
+                r.verdict = Verdict::Crash;
+                r.detail = Some(format!("the server could not be started: {e}"));
+                return r;
+            }
+        };
+        let Some((i, o)) = p.take_pipes() else {
+            r.verdict = Verdict::HarnessError;
+            r.detail = Some("stdio pipes unavailable".into());
+            return r;
+        };
+        let start_t = Instant::now();
+        let mut conv = Conv {
+            wire: StdioWire::new(i, o),
+            proc: &mut p,
+            spec: &self.spec,
+            buf: Vec::new(),
+            start: start_t,
+            hard_deadline: start_t + Duration::from_millis(self.spec.timing.vector_ms),
+            read_total: 0,
+            closed: None,
+            transcript: Vec::new(),
+        };
+        conv.log(Dir::Note, &format!("started {}", self.describe()));
+        let outcome = run_steps(&mut conv, &v.steps);
+        let transcript = std::mem::take(&mut conv.transcript);
+        let hard = Instant::now() >= conv.hard_deadline;
+        let exited = conv.proc.exited();
+        drop(conv);
+        r.transcript = transcript;
+        match outcome {
+            Ok((e, o)) => {
+                r.verdict = Verdict::Pass;
+                r.expected = e;
+                r.observed = o;
+            }
+            Err(Stop(verdict, why, e, o)) => {
+                r.verdict = verdict;
+                r.expected = e;
+                r.observed = o;
+                r.detail = Some(why);
+                if hard {
+                    r.verdict = Verdict::Timeout;
+                }
+            }
+        }
+        // The harness has not closed stdin yet: an exit with a failure status is a crash.
+        if let Some(st) = exited.filter(|s| !s.contains("status 0")) {
+            r.verdict = Verdict::Crash;
+            r.detail = Some(format!(
+                "the server {st} during the vector; {}",
+                r.detail.take().unwrap_or_default()
+            ));
+        }
+        r.pass = r.verdict == Verdict::Pass;
+        r
+    }
+
+    /// Runs every vector of `plan`; stops early when the run is interrupted.
+    pub fn run(
+        &mut self,
+        plan: &[&LoadedVector],
+        mut progress: impl FnMut(&VectorResult),
+    ) -> Vec<VectorResult> {
+        let mut out = Vec::new();
+        for lv in plan {
+            if process::interrupted() {
+                break;
+            }
+            let r = self.run_one(lv);
+            progress(&r);
+            out.push(r);
+        }
+        out
+    }
+}
+
+fn run_steps(conv: &mut Conv<'_>, steps: &[Step]) -> Result<(String, String), Stop> {
+    let pv = conv.spec.protocol_version.clone();
+    let (mut last_e, mut last_o) = (String::new(), String::new());
+    for (n, s) in steps.iter().enumerate() {
+        if let Some(note) = &s.note {
+            conv.log(Dir::Note, &format!("step {n}: {note}"));
+        }
+        let Some(line) = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_ref()) else {
+            return Err(Stop(
+                Verdict::HarnessError,
+                format!("step {n} has no jsonrpc_line"),
+                String::new(),
+                String::new(),
+            ));
+        };
+        let line = line.replace("${PROTOCOL_VERSION}", &pv);
+        conv.send_line(&line).map_err(|e| {
+            Stop(
+                Verdict::Fail,
+                format!("step {n}: {e}"),
+                "the server reads its stdin".into(),
+                e.clone(),
+            )
+        })?;
+        for e in s.expect.as_slice() {
+            let step_err = |Stop(v, why, ex, ob): Stop| Stop(v, format!("step {n}: {why}"), ex, ob);
+            match e {
+                Expect::Response(r) => {
+                    last_o = conv.expect_response(r).map_err(step_err)?;
+                    last_e = describe_response(r, &pv);
+                }
+                Expect::NoResponse(nr) => {
+                    let ms = match &nr.ms {
+                        crate::catalog::vector::Num::Lit(m) => *m,
+                        crate::catalog::vector::Num::Expr(x) => {
+                            crate::expr::eval(x, &crate::expr::Params::new()).map_err(|e| {
+                                Stop(
+                                    Verdict::HarnessError,
+                                    format!("step {n}: `{x}`: {e}"),
+                                    String::new(),
+                                    String::new(),
+                                )
+                            })?
+                        }
+                    };
+                    last_o = conv
+                        .expect_no_response(nr.id.as_ref(), ms)
+                        .map_err(step_err)?;
+                    last_e = format!("no response within {ms} ms");
+                }
+                Expect::Nothing => {}
+                other => {
+                    return Err(Stop(
+                        Verdict::HarnessError,
+                        format!("step {n}: {other:?} is not an mcp_native expectation"),
+                        String::new(),
+                        String::new(),
+                    ))
+                }
+            }
+        }
+    }
+    Ok((last_e, last_o))
+}

@@ -137,6 +137,45 @@ fn name(u: UnknownProfile) -> &'static str {
     }
 }
 
+/// The result scaffolding of a vector, shared by every engine: ids, canonical requirements,
+/// whether a failure is absolute, the path; verdict not-applicable until it runs.
+pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
+    let reg = &catalog.requirements;
+    let resolve = |r: &str| reg.resolve(r).unwrap_or_default();
+    // Code requirements are exercised too, but they do not decide whether the vector is
+    // absolute: a code mapping is typically a SHOULD beside a MUST reject.
+    let absolute = lv
+        .vector
+        .requirements
+        .iter()
+        .flat_map(|r| resolve(r))
+        .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+    let mut reqs: Vec<String> = lv
+        .vector
+        .all_requirements()
+        .into_iter()
+        .flat_map(resolve)
+        .collect();
+    reqs.sort();
+    reqs.dedup();
+    let root = catalog.dir.parent().unwrap_or(&catalog.dir);
+    let path = lv
+        .path
+        .strip_prefix(root)
+        .unwrap_or(&lv.path)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let mut r = VectorResult::new(
+        lv.vector.id.clone(),
+        lv.vector.namespace.clone(),
+        path,
+        reqs,
+        absolute,
+    );
+    r.verdict = Verdict::NotApplicable;
+    r
+}
+
 /// Runs the catalog's `plan` against one codec-method SUT.
 pub struct Engine<'a> {
     /// The catalog.
@@ -150,40 +189,7 @@ pub struct Engine<'a> {
 impl Engine<'_> {
     /// The result scaffolding of a vector: ids, requirements, level, path.
     pub fn base(&self, lv: &LoadedVector) -> VectorResult {
-        let reg = &self.catalog.requirements;
-        let resolve = |r: &str| reg.resolve(r).unwrap_or_default();
-        // Code requirements are exercised too, but they do not decide whether the vector is
-        // absolute: a code mapping is typically a SHOULD beside a MUST reject.
-        let absolute = lv
-            .vector
-            .requirements
-            .iter()
-            .flat_map(|r| resolve(r))
-            .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
-        let mut reqs: Vec<String> = lv
-            .vector
-            .all_requirements()
-            .into_iter()
-            .flat_map(resolve)
-            .collect();
-        reqs.sort();
-        reqs.dedup();
-        let root = self.catalog.dir.parent().unwrap_or(&self.catalog.dir);
-        let path = lv
-            .path
-            .strip_prefix(root)
-            .unwrap_or(&lv.path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let mut r = VectorResult::new(
-            lv.vector.id.clone(),
-            lv.vector.namespace.clone(),
-            path,
-            reqs,
-            absolute,
-        );
-        r.verdict = Verdict::NotApplicable;
-        r
+        result_base(self.catalog, lv)
     }
 
     /// Runs one vector.

@@ -1050,12 +1050,7 @@ pub fn run_dir(
         Kind::Builtin => Box::new(InProcess),
         Kind::Testee => {
             let start = sut.manifest.start.clone().ok_or(LegacyError::NoStart)?;
-            let base = sut
-                .path
-                .as_ref()
-                .and_then(|p| p.parent())
-                .map(Path::to_path_buf)
-                .unwrap_or_default();
+            let base = sut.base_dir();
             let log = out
                 .as_ref()
                 .map(|o| o.join("sut-stderr.log"))

@@ -161,12 +161,7 @@ fn run(
                     .start
                     .clone()
                     .ok_or("testee manifest without start")?;
-                let base = sut
-                    .path
-                    .as_ref()
-                    .and_then(|p| p.parent())
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default();
+                let base = sut.base_dir();
                 Box::new(TesteeDriver::new(
                     start,
                     base,

@@ -494,6 +494,16 @@ impl Sut {
         })
     }
 
+    /// The manifest's directory: relative paths in it (`start.cwd`, TLS files) are resolved
+    /// against it; the current directory for the built-in manifest.
+    pub fn base_dir(&self) -> PathBuf {
+        self.path
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
     /// The profile core vectors address.
     pub fn core_profile_id(&self) -> Option<u64> {
         let m = &self.manifest;

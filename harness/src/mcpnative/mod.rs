@@ -345,12 +345,7 @@ impl<'a> McpNativeEngine<'a> {
             .mcp_native
             .clone()
             .ok_or("the manifest has no `mcp_native` section")?;
-        let base = sut
-            .path
-            .as_ref()
-            .and_then(|p| p.parent())
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let base = sut.base_dir();
         process::install_interrupt_handler();
         Ok(McpNativeEngine {
             catalog,
@@ -373,15 +368,7 @@ impl<'a> McpNativeEngine<'a> {
     }
 
     fn base_result(&self, lv: &LoadedVector) -> VectorResult {
-        let mut d = crate::driver::inproc::InProcess;
-        let e = crate::engine::Engine {
-            catalog: self.catalog,
-            sut: self.sut,
-            driver: &mut d,
-        };
-        let mut r = e.base(lv);
-        r.method = None;
-        r
+        crate::engine::result_base(self.catalog, lv)
     }
 
     /// Runs one vector.

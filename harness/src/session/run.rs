@@ -321,12 +321,7 @@ impl<'a> SessionEngine<'a> {
             sut,
             addr: spec.address.clone(),
             spec,
-            base: sut
-                .path
-                .as_ref()
-                .and_then(|p| p.parent())
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
+            base: sut.base_dir(),
             work: work.to_owned(),
             pki,
             server: None,
@@ -492,16 +487,7 @@ impl<'a> SessionEngine<'a> {
     }
 
     fn base_result(&self, lv: &LoadedVector) -> VectorResult {
-        // Reuse the codec engine's result scaffolding (requirements, level, path).
-        let mut d = crate::driver::inproc::InProcess;
-        let e = crate::engine::Engine {
-            catalog: self.catalog,
-            sut: self.sut,
-            driver: &mut d,
-        };
-        let mut r = e.base(lv);
-        r.method = None;
-        r
+        crate::engine::result_base(self.catalog, lv)
     }
 
     /// Runs one vector.

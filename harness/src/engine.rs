@@ -159,12 +159,7 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
     reqs.sort();
     reqs.dedup();
     let root = catalog.dir.parent().unwrap_or(&catalog.dir);
-    let path = lv
-        .path
-        .strip_prefix(root)
-        .unwrap_or(&lv.path)
-        .to_string_lossy()
-        .replace('\\', "/");
+    let path = crate::model::display_path(root, &lv.path);
     let mut r = VectorResult::new(
         lv.vector.id.clone(),
         lv.vector.namespace.clone(),
@@ -383,12 +378,25 @@ impl Engine<'_> {
         plan: &[&LoadedVector],
         mut progress: impl FnMut(&VectorResult),
     ) -> Vec<VectorResult> {
-        plan.iter()
-            .map(|lv| {
-                let r = self.run_one(lv);
-                progress(&r);
-                r
-            })
-            .collect()
+        run_plan(plan, &mut progress, |lv| self.run_one(lv))
     }
+}
+
+/// Runs `one` over the plan in order, reporting each result; stops early, keeping the
+/// results so far, when the user interrupts the run. Every engine runs its plan this way.
+pub fn run_plan(
+    plan: &[&LoadedVector],
+    progress: &mut dyn FnMut(&VectorResult),
+    mut one: impl FnMut(&LoadedVector) -> VectorResult,
+) -> Vec<VectorResult> {
+    let mut out = Vec::with_capacity(plan.len());
+    for lv in plan {
+        if crate::session::process::interrupted() {
+            break;
+        }
+        let r = one(lv);
+        progress(&r);
+        out.push(r);
+    }
+    out
 }

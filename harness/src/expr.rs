@@ -151,17 +151,7 @@ impl Parser<'_> {
 
 /// Evaluates `src` against `params`.
 pub fn eval(src: &str, params: &Params) -> Result<u64, ExprError> {
-    let mut p = Parser {
-        src,
-        pos: 0,
-        params,
-    };
-    let v = p.sum()?;
-    p.skip_ws();
-    if p.pos != src.len() {
-        return Err(p.err("an operator or the end"));
-    }
-    u64::try_from(v).map_err(|_| ExprError::Range(src.to_owned()))
+    u64::try_from(eval_signed(src, params)?).map_err(|_| ExprError::Range(src.to_owned()))
 }
 
 /// Evaluates a condition `a OP b` (OP one of `<= < >= > == !=`), or a bare expression that

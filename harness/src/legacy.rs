@@ -650,12 +650,7 @@ pub fn run(set: &LegacySet, sut: &Sut, driver: &mut dyn CodecDriver) -> Vec<Vect
 fn base(set: &LegacySet, v: &LegacyVector) -> VectorResult {
     // Relative to the set's parent, as the engine makes catalog paths relative.
     let root = set.dir.parent().unwrap_or(&set.dir);
-    let path = v
-        .path
-        .strip_prefix(root)
-        .unwrap_or(&v.path)
-        .to_string_lossy()
-        .replace('\\', "/");
+    let path = crate::model::display_path(root, &v.path);
     // Legacy sets name no requirements; core vectors are MUST-level, so every non-pass fails
     // the run rather than hiding behind an unknown level.
     VectorResult::new(

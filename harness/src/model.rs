@@ -120,6 +120,14 @@ pub struct VectorResult {
     pub transcript: Vec<TranscriptEntry>,
 }
 
+/// `path` relative to `root`, with `/` separators, as reports show file paths.
+pub fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
 impl VectorResult {
     /// A result not yet run: `harness-error` until a verdict is set, nothing observed.
     pub fn new(

@@ -243,6 +243,18 @@ fn check_num(sink: &mut Sink, path: &Path, text: &str, n: &Num, params: &Params)
     }
 }
 
+fn check_nums<'a>(
+    sink: &mut Sink,
+    path: &Path,
+    text: &str,
+    nums: impl IntoIterator<Item = &'a Option<Num>>,
+    params: &Params,
+) {
+    for n in nums.into_iter().flatten() {
+        check_num(sink, path, text, n, params);
+    }
+}
+
 fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
     match d {
         Data::Hex(h) => check_hex(sink, path, text, h),
@@ -277,18 +289,19 @@ fn check_hex(sink: &mut Sink, path: &Path, text: &str, h: &str) {
 }
 
 fn check_frame(sink: &mut Sink, path: &Path, text: &str, f: &FrameSpec, p: &Params) {
-    for n in [
-        &f.version,
-        &f.profile_id,
-        &f.msg_type,
-        &f.flags,
-        &f.ts_unix_ms,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        check_num(sink, path, text, n, p);
-    }
+    check_nums(
+        sink,
+        path,
+        text,
+        [
+            &f.version,
+            &f.profile_id,
+            &f.msg_type,
+            &f.flags,
+            &f.ts_unix_ms,
+        ],
+        p,
+    );
     for d in [&f.msg_id, &f.payload].into_iter().flatten() {
         check_data(sink, path, text, d, p);
     }
@@ -492,18 +505,19 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                 }
                 Expect::Accept(a) => {
                     if let Some(f) = &a.fields {
-                        for n in [
-                            &f.version,
-                            &f.profile_id,
-                            &f.msg_type,
-                            &f.flags,
-                            &f.ts_unix_ms,
-                        ]
-                        .into_iter()
-                        .flatten()
-                        {
-                            check_num(sink, path, text, n, &p);
-                        }
+                        check_nums(
+                            sink,
+                            path,
+                            text,
+                            [
+                                &f.version,
+                                &f.profile_id,
+                                &f.msg_type,
+                                &f.flags,
+                                &f.ts_unix_ms,
+                            ],
+                            &p,
+                        );
                         for d in [&f.msg_id, &f.payload].into_iter().flatten() {
                             check_data(sink, path, text, d, &p);
                         }

@@ -439,7 +439,7 @@ impl<'a> McpNativeEngine<'a> {
             }
         }
         // The harness has not closed stdin yet: an exit with a failure status is a crash.
-        if let Some(st) = exited.filter(|s| !s.contains("status 0")) {
+        if let Some(st) = exited.filter(|s| !s.success) {
             r.verdict = Verdict::Crash;
             r.detail = Some(format!(
                 "the server {st} during the vector; {}",
@@ -456,16 +456,7 @@ impl<'a> McpNativeEngine<'a> {
         plan: &[&LoadedVector],
         mut progress: impl FnMut(&VectorResult),
     ) -> Vec<VectorResult> {
-        let mut out = Vec::new();
-        for lv in plan {
-            if process::interrupted() {
-                break;
-            }
-            let r = self.run_one(lv);
-            progress(&r);
-            out.push(r);
-        }
-        out
+        crate::engine::run_plan(plan, &mut progress, |lv| self.run_one(lv))
     }
 }
 

@@ -42,6 +42,21 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// It exited with status 0.
+    pub success: bool,
+    /// "exited with status N" or "killed by signal N".
+    pub text: String,
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// A running SUT process, killed and reaped on drop.
 pub struct Supervised {
     child: Child,
@@ -115,17 +130,23 @@ impl Supervised {
         Some((self.child.stdin.take()?, self.child.stdout.take()?))
     }
 
-    /// `Some(status)` once the process has exited (a crash, unless we stopped it).
-    pub fn exited(&mut self) -> Option<String> {
+    /// `Some(exit)` once the process has exited (a crash, unless we stopped it).
+    pub fn exited(&mut self) -> Option<Exit> {
         match self.child.try_wait() {
-            Ok(Some(s)) => Some(describe_status(s)),
+            Ok(Some(s)) => Some(Exit {
+                success: s.success(),
+                text: describe_status(s),
+            }),
             Ok(None) => None,
-            Err(e) => Some(format!("cannot query status: {e}")),
+            Err(e) => Some(Exit {
+                success: false,
+                text: format!("cannot query status: {e}"),
+            }),
         }
     }
 
     /// Waits up to `d` for the process to exit on its own.
-    pub fn wait_exit(&mut self, d: Duration) -> Option<String> {
+    pub fn wait_exit(&mut self, d: Duration) -> Option<Exit> {
         let until = Instant::now() + d;
         loop {
             if let Some(s) = self.exited() {

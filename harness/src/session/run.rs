@@ -642,7 +642,7 @@ impl<'a> SessionEngine<'a> {
         let crashed = match stdio_proc {
             Some(mut p) => {
                 let st = p.wait_exit(Duration::from_millis(20));
-                st.filter(|s| !s.contains("status 0"))
+                st.filter(|s| !s.success)
             }
             None => self.server.as_mut().and_then(|s| s.exited()),
         };
@@ -689,16 +689,7 @@ impl<'a> SessionEngine<'a> {
         plan: &[&LoadedVector],
         mut progress: impl FnMut(&VectorResult),
     ) -> Vec<VectorResult> {
-        let mut out = Vec::new();
-        for lv in plan {
-            if process::interrupted() {
-                break;
-            }
-            let r = self.run_one(lv);
-            progress(&r);
-            out.push(r);
-        }
-        out
+        crate::engine::run_plan(plan, &mut progress, |lv| self.run_one(lv))
     }
 }
 
@@ -743,10 +734,8 @@ fn sync(
     };
     match probe {
         Some(probe) => {
-            *probes += 1;
-            let id = Bytes::from(format!("swp-probe{:07}", *probes % 10_000_000).into_bytes());
-            let frame =
-                materialize::build_frame(&probe.frame, params, Some(id.clone())).map_err(|e| {
+            let (id, frame) =
+                manifest_request(&probe.frame, params, probes, "swp-probe").map_err(|e| {
                     fail(
                         Verdict::HarnessError,
                         format!("probe cannot be built: {e}"),
@@ -762,10 +751,7 @@ fn sync(
             loop {
                 let o = conv.next(deadline);
                 if let Some(Obs::Reply(e)) = &o {
-                    if e.msg_id == id
-                        && e.profile_id == probe.reply_profile_id
-                        && e.msg_type == probe.reply_msg_type
-                    {
+                    if answers_probe(e, &id, probe) {
                         break;
                     }
                 }
@@ -793,6 +779,25 @@ fn sync(
     }
     pending.clear();
     Ok(())
+}
+
+/// Builds one of the manifest's request frames (probe, identity probe) with a fresh msg_id
+/// from the run's counter: `<prefix><7 digits>`, 16 octets.
+fn manifest_request(
+    f: &crate::catalog::vector::FrameSpec,
+    params: &crate::expr::Params,
+    counter: &mut u64,
+    prefix: &str,
+) -> Result<(Bytes, Bytes), MaterialiseError> {
+    *counter += 1;
+    let id = Bytes::from(format!("{prefix}{:07}", *counter % 10_000_000).into_bytes());
+    let frame = materialize::build_frame(f, params, Some(id.clone()))?;
+    Ok((id, frame))
+}
+
+/// Whether `e` answers the probe sent with msg_id `id`.
+fn answers_probe(e: &Envelope, id: &Bytes, probe: &crate::sut::ProbeSpec) -> bool {
+    e.msg_id == *id && e.profile_id == probe.reply_profile_id && e.msg_type == probe.reply_msg_type
 }
 
 /// Judges one observation made while frames await confirmation as accepted: replies are
@@ -998,10 +1003,8 @@ fn run_steps(
                         "",
                     ));
                 };
-                *probes += 1;
-                let id = Bytes::from(format!("swp-ident{:07}", *probes % 10_000_000).into_bytes());
-                match materialize::build_frame(&ip.frame, params, Some(id.clone())) {
-                    Ok(f) => {
+                match manifest_request(&ip.frame, params, probes, "swp-ident") {
+                    Ok((id, f)) => {
                         sent_id = Some(id);
                         if let Err(e) = conv.send(&f) {
                             conv.note(format!("send failed: {e}"));
@@ -1100,36 +1103,32 @@ fn run_steps(
                                 "invalid output",
                             ))
                         }
-                        Some(Obs::Reply(_)) => unreachable_reply(),
-                        None => {
+                        // Replies were skipped above, so only a timeout reaches here.
+                        Some(Obs::Reply(_)) | None => {
                             // Accepted, or hung? A probe tells.
                             let answered = match conv.spec.probe.clone() {
-                                Some(probe) => {
-                                    *probes += 1;
-                                    let id = Bytes::from(
-                                        format!("swp-probe{:07}", *probes % 10_000_000)
-                                            .into_bytes(),
-                                    );
-                                    match materialize::build_frame(
-                                        &probe.frame,
-                                        params,
-                                        Some(id.clone()),
-                                    ) {
-                                        Ok(f) if conv.send(&f).is_ok() => {
-                                            let d = Instant::now() + Duration::from_millis(step_ms);
-                                            loop {
-                                                match conv.next(d) {
-                                                    Some(Obs::Reply(e)) if e.msg_id == id => {
-                                                        break true
-                                                    }
-                                                    Some(Obs::Reply(_)) => continue,
-                                                    _ => break false,
+                                Some(probe) => match manifest_request(
+                                    &probe.frame,
+                                    params,
+                                    probes,
+                                    "swp-probe",
+                                ) {
+                                    Ok((id, f)) if conv.send(&f).is_ok() => {
+                                        let d = Instant::now() + Duration::from_millis(step_ms);
+                                        loop {
+                                            match conv.next(d) {
+                                                Some(Obs::Reply(e))
+                                                    if answers_probe(&e, &id, &probe) =>
+                                                {
+                                                    break true
                                                 }
+                                                Some(Obs::Reply(_)) => continue,
+                                                _ => break false,
                                             }
                                         }
-                                        _ => false,
                                     }
-                                }
+                                    _ => false,
+                                },
                                 None => false,
                             };
                             if answered {
@@ -1329,17 +1328,6 @@ fn run_steps(
         crate::evaluate::fold_runs(summary_obs),
         last_code,
     ))
-}
-
-#[cold]
-fn unreachable_reply() -> Event {
-    // Replies are skipped by the loop above; kept total so no input can panic here.
-    Event::Reject {
-        code: None,
-        alias: None,
-        detail: None,
-        terminated: None,
-    }
 }
 
 fn short(o: &Obs) -> String {

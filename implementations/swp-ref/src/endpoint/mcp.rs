@@ -1,7 +1,7 @@
-//! The minimal MCP mapping handler (profile 1) the reference serves until the full profile
-//! lands: payload shape checks (mcp-mapping-profile §2-4), `ping`, `swp/whoami`,
-//! `swp/delay`, the test hooks `swp/fail` and `swp/stream`, and the JSON-RPC "method not
-//! found" answer for everything else.
+//! The reference endpoint's MCP server behaviour on profile 1: the payload rules come from
+//! `swp_profiles::mcp`; this module answers `initialize`, `tools/list`, `tools/call` (the
+//! deterministic tool set in [`super::tools`]), `ping`, `swp/whoami`, `swp/delay`, the test
+//! hooks `swp/fail` and `swp/stream`, and "method not found" for everything else.
 //!
 //! Test hooks (deterministic, so conformance vectors can drive the profile's error and
 //! streaming paths):
@@ -15,33 +15,20 @@
 //!   terminal response on the request's msg_id (§7): a text result `done`, or with `fail` a
 //!   JSON-RPC error -32603.
 //!
-//! The payload is parsed without building a JSON tree: every member is kept as the raw
-//! text of its value (`RawValue`), so the request `id` is echoed octet for octet (§5:
-//! "Gateways MUST preserve JSON-RPC id values unchanged") and a ping costs no allocation
-//! beyond its reply.
+//! Members stay raw JSON text, so the request `id` is echoed octet for octet (§5) and a
+//! ping costs no allocation beyond its reply.
 
 use super::reply::Reject;
-use serde::{Deserialize, Deserializer};
+use super::tools;
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
-use swp_core::{CoreCategory, ErrorCode};
+use swp_profiles::mcp::{jsonrpc, McpMessage};
 
-/// `msg_type` of a JSON-RPC request.
-pub const MSG_TYPE_REQUEST: u64 = 1;
-/// `msg_type` of a JSON-RPC response.
-pub const MSG_TYPE_RESPONSE: u64 = 2;
-/// `msg_type` of a JSON-RPC notification.
-pub const MSG_TYPE_NOTIFICATION: u64 = 3;
+pub use swp_profiles::mcp::jsonrpc::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+pub use swp_profiles::mcp::{MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 
 /// Longest delay `swp/delay` accepts, so a pending response never outlives a few seconds.
 pub const MAX_DELAY_MS: u64 = 10_000;
-
-/// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC "invalid params".
-pub const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC "internal error": the code §6 assigns to the core `INTERNAL_ERROR` category.
-pub const INTERNAL_ERROR: i64 = CoreCategory::InternalError.jsonrpc_code();
 
 /// Most partial outputs `swp/stream` emits for one request.
 pub const MAX_STREAM_PARTIALS: u64 = 16;
@@ -72,122 +59,26 @@ pub enum Action {
     Reject(Reject),
 }
 
-/// The members of a JSON-RPC message this handler looks at, each as the raw text of its
-/// value; `None` when the member is absent (a JSON `null` is `Some("null")`).
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// Distinguishes a member set to `null` from an absent one (a plain `Option` cannot).
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// The string a raw JSON value holds, borrowed unless it contains escapes; `None` when the
-/// value is not a string.
-fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let s = raw.get();
-    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(s).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
-    }
-}
-
-fn invalid(detail: impl Into<String>) -> Action {
-    Action::Reject(Reject::profile(ErrorCode::InvalidMcpPayload, detail))
-}
-
 /// Handles one accepted profile-1 envelope. `identity` is the authenticated peer identity.
 pub fn handle(msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
-    if !matches!(
-        msg_type,
-        MSG_TYPE_REQUEST | MSG_TYPE_RESPONSE | MSG_TYPE_NOTIFICATION
-    ) {
-        return Action::Reject(Reject::profile(
-            ErrorCode::UnsupportedMsgType,
-            format!(
-                "msg_type {msg_type} is not defined by the MCP mapping profile \
-                 (1 request, 2 response, 3 notification)"
-            ),
-        ));
-    }
-    let Ok(text) = std::str::from_utf8(payload) else {
-        return invalid("payload is not UTF-8 (mcp-mapping-profile §2)");
-    };
-    // A struct also deserializes from a JSON array; the profile carries objects only
-    // (batches are out of scope, §4).
-    if !text.trim_start().starts_with('{') {
-        return invalid("payload is not a JSON object");
-    }
-    let msg: Message<'_> = match serde_json::from_str(text) {
-        Ok(m) => m,
-        Err(e) => return invalid(format!("payload is not a valid JSON-RPC object: {e}")),
-    };
-    if msg.jsonrpc.and_then(raw_str).as_deref() != Some("2.0") {
-        return invalid("jsonrpc member must be \"2.0\"");
-    }
-    match msg_type {
-        MSG_TYPE_REQUEST => request(&msg, identity),
-        MSG_TYPE_RESPONSE => {
-            if msg.id.is_none() {
-                invalid("response has no id")
-            } else if msg.result.is_some() == msg.error.is_some() {
-                invalid("response must carry exactly one of result and error")
-            } else {
-                Action::Nothing
-            }
+    match swp_profiles::mcp::parse(msg_type, payload) {
+        Err(e) => Action::Reject(Reject::profile(e.code(), e.to_string())),
+        Ok(McpMessage::Request { id, method, params }) => {
+            request(id, &method, params, identity)
         }
-        _ => notification(&msg),
+        // Responses and notifications are answered by nothing (§4: a notification MUST NOT
+        // require a response).
+        Ok(McpMessage::Response { .. } | McpMessage::Notification { .. }) => Action::Nothing,
     }
 }
 
-/// A notification is answered by nothing (§4: it MUST NOT require a response). A msg_type 3
-/// payload with an `id` member (even `null`) is not a notification: JSON-RPC 2.0 §4.1 calls
-/// a request object without `id` a notification, so one with an `id` is a request sent
-/// under the wrong msg_type. It is rejected rather than answered, since answering it would
-/// treat the notification path as one that produces responses.
-fn notification(msg: &Message<'_>) -> Action {
-    if msg.method.and_then(raw_str).is_none() {
-        return invalid("notification has no string method");
-    }
-    if msg.id.is_some() {
-        return invalid(
-            "a notification (msg_type 3) carries no id; a message with an id is a request \
-             (msg_type 1)",
-        );
-    }
-    Action::Nothing
-}
-
-fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
-    let Some(method) = msg.method.and_then(raw_str) else {
-        return invalid("request has no string method");
-    };
-    let Some(id) = msg.id else {
-        return invalid("request has no id");
-    };
-    // JSON-RPC 2.0 §4: an id is a string, a number or null.
-    if !matches!(
-        id.get().as_bytes().first(),
-        Some(b'"' | b'-' | b'0'..=b'9' | b'n')
-    ) {
-        return invalid("request id must be a string, a number or null");
-    }
-    match &*method {
+fn request(
+    id: &RawValue,
+    method: &str,
+    params: Option<&RawValue>,
+    identity: Option<&str>,
+) -> Action {
+    match method {
         "ping" => Action::Reply(result(id, "{}")),
         "swp/whoami" => {
             let identity = match identity {
@@ -197,7 +88,7 @@ fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
             };
             Action::Reply(result(id, &format!("{{\"identity\":{identity}}}")))
         }
-        "swp/delay" => match delay_ms(msg.params) {
+        "swp/delay" => match delay_ms(params) {
             Some(0) => Action::Reply(result(id, "{}")),
             Some(ms) => Action::Delayed {
                 ms,
@@ -210,7 +101,7 @@ fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
             )),
         },
         "swp/fail" => Action::Reply(error(id, INTERNAL_ERROR, "Internal error")),
-        "swp/stream" => match stream_params(msg.params) {
+        "swp/stream" => match stream_params(params) {
             Some((count, fail)) => stream(id, count, fail),
             None => Action::Reply(error(
                 id,
@@ -220,6 +111,15 @@ fn request(msg: &Message<'_>, identity: Option<&str>) -> Action {
                      {{\"count\": 0..={MAX_STREAM_PARTIALS}, \"fail\": false|true}}"
                 ),
             )),
+        },
+        "initialize" => Action::Reply(result(
+            id,
+            &tools::initialize_result(params.map(RawValue::get)),
+        )),
+        "tools/list" => Action::Reply(result(id, tools::tools_list_result())),
+        "tools/call" => match tools::call(params.map(RawValue::get)) {
+            tools::CallOutcome::Result(r) => Action::Reply(result(id, &r)),
+            tools::CallOutcome::Error(code, message) => Action::Reply(error(id, code, &message)),
         },
         _ => Action::Reply(error(id, METHOD_NOT_FOUND, "Method not found")),
     }
@@ -283,38 +183,20 @@ fn delay_ms(params: Option<&RawValue>) -> Option<u64> {
     (p.ms <= MAX_DELAY_MS).then_some(p.ms)
 }
 
-const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-
 /// A success response echoing the raw request id; `result` is JSON text.
 fn result(id: &RawValue, result: &str) -> Vec<u8> {
-    let id = id.get().as_bytes();
-    let mut v = Vec::with_capacity(PREFIX.len() + id.len() + 11 + result.len() + 1);
-    v.extend_from_slice(PREFIX);
-    v.extend_from_slice(id);
-    v.extend_from_slice(br#","result":"#);
-    v.extend_from_slice(result.as_bytes());
-    v.push(b'}');
-    v
+    jsonrpc::result(id.get(), result)
 }
 
 /// An error response echoing the raw request id.
 fn error(id: &RawValue, code: i64, message: &str) -> Vec<u8> {
-    // Serializing a &str cannot fail.
-    let message = serde_json::to_string(message).unwrap_or_default();
-    let body = format!("{{\"code\":{code},\"message\":{message}}}");
-    let id = id.get().as_bytes();
-    let mut v = Vec::with_capacity(PREFIX.len() + id.len() + 10 + body.len() + 1);
-    v.extend_from_slice(PREFIX);
-    v.extend_from_slice(id);
-    v.extend_from_slice(br#","error":"#);
-    v.extend_from_slice(body.as_bytes());
-    v.push(b'}');
-    v
+    jsonrpc::error(id.get(), code, message, None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use swp_core::ErrorCode;
 
     fn reply(a: Action) -> String {
         match a {
@@ -387,7 +269,7 @@ mod tests {
     fn unknown_methods_get_a_json_rpc_error() {
         let p = br#"{"jsonrpc":"2.0","id":[1][0],"method":"tools/list"}"#;
         assert_eq!(code(handle(1, p, None)), ErrorCode::InvalidMcpPayload);
-        let p = br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+        let p = br#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#;
         assert_eq!(
             reply(handle(1, p, None)),
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#

@@ -8,6 +8,7 @@
 pub mod connection;
 pub mod mcp;
 pub mod reply;
+pub mod tools;
 
 pub use connection::{Config, Connection, Notice, Output, DEFAULT_MAX_PENDING};
 pub use reply::Reject;

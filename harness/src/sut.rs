@@ -27,8 +27,9 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpNativeSpec {
-    /// Transport; only `stdio` (the manifest's `start`, one process per vector).
-    pub transport: Transport,
+    /// Transport. The manifest's `start` runs once per vector; for `http` and `websocket`
+    /// it must write the port it bound to `${PORT_FILE}` (loopback).
+    pub transport: McpTransport,
     /// The MCP protocol version the harness requests (`${PROTOCOL_VERSION}` in vectors),
     /// e.g. `2025-06-18`.
     pub protocol_version: String,
@@ -36,6 +37,19 @@ pub struct McpNativeSpec {
     /// most 4 MiB and a vector reads at most `max_read_bytes`).
     #[serde(default)]
     pub timing: Timing,
+}
+
+/// What carries JSON-RPC messages to a plain MCP server or gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpTransport {
+    /// Newline-delimited JSON-RPC on the server's stdin/stdout.
+    Stdio,
+    /// One JSON-RPC message per `POST /mcp` on `127.0.0.1:${PORT_FILE}`; the HTTP status is
+    /// kept with each response (expectation `http_status`).
+    Http,
+    /// One JSON-RPC message per text message on a WebSocket at `/mcp`.
+    Websocket,
 }
 
 /// What carries frames to an endpoint.
@@ -433,20 +447,28 @@ impl Sut {
                     "kind mcp-server needs `mcp_native` (transport, protocol_version)".into(),
                 ));
             };
-            if spec.transport != Transport::Stdio {
-                return Err(invalid("mcp_native supports transport stdio only".into()));
-            }
             if manifest.start.is_none() {
                 return Err(invalid("kind mcp-server needs `start`".into()));
             }
-            if manifest.methods != [Method::McpNative] {
+            let uses_port_file = manifest.start.as_ref().is_some_and(|st| {
+                st.args
+                    .iter()
+                    .chain([&st.command])
+                    .any(|a| a.contains("${PORT_FILE}"))
+            });
+            if spec.transport != McpTransport::Stdio && !uses_port_file {
                 return Err(invalid(
-                    "kind mcp-server supports exactly the mcp_native method".into(),
+                    "mcp_native over http or websocket needs `start` to take ${PORT_FILE} (where the server writes the port it bound)".into(),
                 ));
             }
-        } else if manifest.mcp_native.is_some() || manifest.methods.contains(&Method::McpNative) {
+            if manifest.methods.is_empty() || !manifest.methods.iter().all(|m| m.is_jsonrpc()) {
+                return Err(invalid(
+                    "kind mcp-server supports the mcp_native and mcp_gateway methods only".into(),
+                ));
+            }
+        } else if manifest.mcp_native.is_some() || manifest.methods.iter().any(|m| m.is_jsonrpc()) {
             return Err(invalid(
-                "`mcp_native` and the mcp_native method need kind mcp-server".into(),
+                "`mcp_native` and the mcp_native/mcp_gateway methods need kind mcp-server".into(),
             ));
         }
         if manifest.kind == Kind::Endpoint {

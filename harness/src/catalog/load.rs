@@ -3,7 +3,7 @@
 
 use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
-use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
+use super::vector::{Data, Expect, FrameSpec, Num, Part, RejectSpec, Send, Vector};
 use super::{Catalog, LoadedVector};
 use crate::expr::{self, ExprError, Params, PARAM_NAMES};
 use std::collections::BTreeMap;
@@ -556,13 +556,14 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
 /// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);
 /// they cannot mix with the SWP methods.
 fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
-    let native = v.methods.contains(&Method::McpNative);
-    if native && v.methods.len() > 1 {
+    let native = v.methods.iter().any(|m| m.is_jsonrpc());
+    if native && !v.methods.iter().all(|m| m.is_jsonrpc()) {
         sink.at(
             path,
             text,
             "methods:",
-            "the mcp_native method cannot be combined with codec or session".into(),
+            "the mcp_native and mcp_gateway methods cannot be combined with codec or session"
+                .into(),
         );
     }
     let (mut foreign, mut misplaced) = (false, false);
@@ -590,7 +591,7 @@ fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
             path,
             text,
             "steps:",
-            "`jsonrpc_line`, `response` and `no_response` need `methods: [mcp_native]`".into(),
+            "`jsonrpc_line`, `response` and `no_response` need `methods: [mcp_native]` or `[mcp_gateway]`".into(),
         );
     }
 }

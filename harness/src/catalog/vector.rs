@@ -31,6 +31,17 @@ pub enum Method {
     /// A plain MCP server (no SWP) driven over stdio with newline-delimited JSON-RPC
     /// (`mcpnative` namespace).
     McpNative,
+    /// An MCP gateway holding the seed-003 contract (string ids, `params` objects, the
+    /// canonical error table), driven like `mcp_native` over stdio, HTTP or WebSocket
+    /// (`gateway` namespace).
+    McpGateway,
+}
+
+impl Method {
+    /// Whether the method drives plain JSON-RPC (no SWP on the harness side).
+    pub fn is_jsonrpc(self) -> bool {
+        matches!(self, Method::McpNative | Method::McpGateway)
+    }
 }
 
 /// One test vector: one file under `vectors/<namespace>/`.
@@ -376,6 +387,11 @@ pub struct ResponseSpec {
     /// The response is an error; with `code`, of that code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorSpec>,
+    /// The HTTP status the response came with. Judged on the `http` transport, the only
+    /// one with statuses; on stdio and WebSocket the JSON-RPC body alone is judged, so one
+    /// vector states transport parity for all three.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
 }
 
 /// An expected JSON-RPC error.
@@ -385,6 +401,12 @@ pub struct ErrorSpec {
     /// The `error.code` (any code when omitted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i64>,
+    /// The `error.message`, exactly (any message when omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The `error.data` contains this value (subset match, as `result`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
 }
 
 /// No response within a window.

@@ -1,6 +1,6 @@
-//! The `mcp_native` method: drives a plain MCP server (no SWP) over stdio with
-//! newline-delimited JSON-RPC, one server process per vector, and judges the JSON-RPC
-//! responses it writes. Server notifications are skipped and server requests answered, so
+//! The `mcp_native` method: drives a plain MCP server or gateway (no SWP on the client
+//! side) over stdio (newline-delimited JSON-RPC), HTTP (`POST /mcp`) or WebSocket (`/mcp`),
+//! one server process per vector, and judges the JSON-RPC responses it sends. Server notifications are skipped and server requests answered, so
 //! neither is ever taken for the response a step waits for.
 
 use crate::catalog::vector::{Expect, Method, ResponseSpec, Step};
@@ -9,7 +9,10 @@ use crate::engine::applicability;
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use crate::session::process::{self, Supervised};
 use crate::session::wire::{Recv, StdioWire, Wire};
-use crate::sut::{McpNativeSpec, Sut};
+use crate::sut::{McpNativeSpec, McpTransport, Sut};
+use chan::{Got, HttpChan, WsChan};
+
+pub mod chan;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +38,7 @@ struct Stop(Verdict, String, String, String);
 
 /// One vector's conversation with the server.
 struct Conv<'a> {
-    wire: StdioWire,
+    chan: Chan,
     proc: &'a mut Supervised,
     spec: &'a McpNativeSpec,
     buf: Vec<u8>,
@@ -46,10 +49,17 @@ struct Conv<'a> {
     transcript: Vec<TranscriptEntry>,
 }
 
+/// The client end of the transport.
+enum Chan {
+    Stdio(StdioWire),
+    Http(HttpChan),
+    Ws(WsChan),
+}
+
 /// One read of a line.
 enum Line {
-    /// A complete line without its newline.
-    Text(Vec<u8>),
+    /// A complete line without its newline, and its HTTP status (HTTP only).
+    Text(Vec<u8>, Option<u16>),
     /// Nothing before the deadline.
     Timeout,
     /// The server's stdout ended; why.
@@ -58,8 +68,9 @@ enum Line {
 
 /// What the server wrote, one line.
 enum Msg {
-    /// A JSON-RPC response (no `method`; `id`, `result` or `error`).
-    Response(Value),
+    /// A JSON-RPC response (no `method`; `id`, `result` or `error`), with its HTTP status
+    /// (HTTP only).
+    Response(Value, Option<u16>),
     /// The connection ended or broke; why.
     Closed(String),
 }
@@ -104,13 +115,29 @@ fn substitute(v: &Value, pv: &str) -> Value {
 fn describe_response(r: &ResponseSpec, pv: &str) -> String {
     let what = match (&r.result, &r.error) {
         (Some(res), _) => format!("a result containing {}", substitute(res, pv)),
-        (None, Some(e)) => match e.code {
-            Some(c) => format!("an error with code {c}"),
-            None => "an error".to_owned(),
-        },
+        (None, Some(e)) => {
+            let mut w = match e.code {
+                Some(c) => format!("an error with code {c}"),
+                None => "an error".to_owned(),
+            };
+            if let Some(m) = &e.message {
+                w.push_str(&format!(", message {m:?}"));
+            }
+            if let Some(d) = &e.data {
+                w.push_str(&format!(", data containing {d}"));
+            }
+            w
+        }
         (None, None) => "a result or an error".to_owned(),
     };
-    format!("a JSON-RPC 2.0 response with id {} carrying {what}", r.id)
+    let status = r
+        .http_status
+        .map(|s| format!(" (HTTP {s} on the http transport)"))
+        .unwrap_or_default();
+    format!(
+        "a JSON-RPC 2.0 response with id {} carrying {what}{status}",
+        r.id
+    )
 }
 
 impl Conv<'_> {
@@ -129,16 +156,50 @@ impl Conv<'_> {
 
     fn send_line(&mut self, line: &str) -> Result<(), String> {
         self.log(Dir::Sent, line);
-        let mut b = line.as_bytes().to_vec();
-        b.push(b'\n');
-        self.wire
-            .send(&b)
-            .map_err(|e| format!("cannot write to the server's stdin: {e}"))
+        match &mut self.chan {
+            Chan::Stdio(w) => {
+                let mut b = line.as_bytes().to_vec();
+                b.push(b'\n');
+                w.send(&b)
+                    .map_err(|e| format!("cannot write to the server's stdin: {e}"))
+            }
+            Chan::Http(h) => {
+                let deadline = (Instant::now() + Duration::from_millis(self.spec.timing.step_ms))
+                    .min(self.hard_deadline);
+                let r = h.send(line.as_bytes(), deadline);
+                for n in std::mem::take(&mut h.notes) {
+                    self.log(Dir::Note, &n);
+                }
+                r
+            }
+            Chan::Ws(w) => w.send(line.as_bytes()),
+        }
     }
 
     /// The next complete line before `deadline`.
     fn line(&mut self, deadline: Instant) -> Result<Line, Stop> {
         let deadline = deadline.min(self.hard_deadline);
+        let got = match &mut self.chan {
+            Chan::Stdio(_) => None,
+            Chan::Http(h) => Some(h.pop()),
+            Chan::Ws(w) => Some(w.next(deadline)),
+        };
+        if let Some(got) = got {
+            return Ok(match got {
+                Got::Msg(m) => {
+                    self.read_total += m.body.len() as u64;
+                    if let Some(st) = m.status {
+                        self.log(Dir::Note, &format!("HTTP {st}"));
+                    }
+                    Line::Text(m.body, m.status)
+                }
+                Got::Timeout => Line::Timeout,
+                Got::Closed(why) => Line::Closed(why),
+            });
+        }
+        let Chan::Stdio(wire) = &mut self.chan else {
+            return Ok(Line::Timeout);
+        };
         loop {
             if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
                 let mut l: Vec<u8> = self.buf.drain(..=i).collect();
@@ -146,7 +207,7 @@ impl Conv<'_> {
                 if l.last() == Some(&b'\r') {
                     l.pop();
                 }
-                return Ok(Line::Text(l));
+                return Ok(Line::Text(l, None));
             }
             if self.buf.len() > MAX_LINE_BYTES {
                 return Err(Stop(
@@ -159,7 +220,7 @@ impl Conv<'_> {
             if let Some(c) = &self.closed {
                 return Ok(Line::Closed(c.clone()));
             }
-            match self.wire.recv(deadline) {
+            match wire.recv(deadline) {
                 Recv::Data(d) => {
                     self.read_total += d.len() as u64;
                     if self.read_total > self.spec.timing.max_read_bytes {
@@ -191,8 +252,8 @@ impl Conv<'_> {
     /// skipped and server requests answered on the way.
     fn next(&mut self, deadline: Instant) -> Result<Option<Msg>, Stop> {
         loop {
-            let l = match self.line(deadline)? {
-                Line::Text(l) => l,
+            let (l, status) = match self.line(deadline)? {
+                Line::Text(l, status) => (l, status),
                 Line::Timeout => return Ok(None),
                 Line::Closed(why) => return Ok(Some(Msg::Closed(why))),
             };
@@ -233,7 +294,7 @@ impl Conv<'_> {
                     }
                 }
                 (Some(_), None) => self.log(Dir::Note, "notification (skipped)"),
-                (None, _) => return Ok(Some(Msg::Response(v))),
+                (None, _) => return Ok(Some(Msg::Response(v, status))),
             }
         }
     }
@@ -264,8 +325,9 @@ impl Conv<'_> {
                 Some(Msg::Closed(why)) => {
                     return Err(Stop(Verdict::Fail, why.clone(), exp, why));
                 }
-                Some(Msg::Response(v)) => v,
+                Some(Msg::Response(v, status)) => (v, status),
             };
+            let (m, status) = m;
             let obs = short(&m.to_string());
             if m.get("id") != Some(&r.id) {
                 others.push(m.get("id").map_or("(none)".into(), Value::to_string));
@@ -309,6 +371,21 @@ impl Conv<'_> {
                         want.code.unwrap_or_default()
                     )));
                 }
+                if let Some(msg) = &want.message {
+                    if got.get("message").and_then(Value::as_str) != Some(msg.as_str()) {
+                        return Err(bad(format!("error message other than {msg:?}")));
+                    }
+                }
+                if let Some(data) = &want.data {
+                    if !got.get("data").is_some_and(|d| json_matches(d, data)) {
+                        return Err(bad(format!("error data does not contain {data}")));
+                    }
+                }
+            }
+            if let (Some(want), Some(got)) = (r.http_status, status) {
+                if want != got {
+                    return Err(bad(format!("HTTP status {got} instead of {want}")));
+                }
             }
             return Ok(obs);
         }
@@ -325,7 +402,7 @@ impl Conv<'_> {
                 None => return Ok("none".into()),
                 // A server that exits is not answering; later steps show whether it matters.
                 Some(Msg::Closed(why)) => return Ok(why),
-                Some(Msg::Response(v)) => {
+                Some(Msg::Response(v, _)) => {
                     if id.is_none_or(|id| v.get("id") == Some(id)) {
                         let obs = short(&v.to_string());
                         return Err(Stop(Verdict::Fail, "a response arrived".into(), exp, obs));
@@ -359,8 +436,13 @@ impl<'a> McpNativeEngine<'a> {
     /// How the SUT is reached, for the report.
     pub fn describe(&self) -> String {
         let s = self.sut.manifest.start.as_ref();
+        let t = match self.spec.transport {
+            McpTransport::Stdio => "stdio",
+            McpTransport::Http => "http",
+            McpTransport::Websocket => "websocket",
+        };
         format!(
-            "mcp-native stdio: {} {} (protocol {})",
+            "mcp-native {t}: {} {} (protocol {})",
             s.map(|s| s.command.as_str()).unwrap_or_default(),
             s.map(|s| s.args.join(" ")).unwrap_or_default(),
             self.spec.protocol_version
@@ -379,18 +461,35 @@ impl<'a> McpNativeEngine<'a> {
             r.detail = Some(why);
             return r;
         }
-        if !v.methods.contains(&Method::McpNative) {
-            r.detail = Some("not an mcp_native vector; this SUT is a plain MCP server".into());
+        let Some(method) = v
+            .methods
+            .iter()
+            .find(|m| m.is_jsonrpc() && self.sut.manifest.methods.contains(m))
+        else {
+            r.detail = Some(
+                "not an mcp_native or mcp_gateway vector; this SUT is a plain MCP server".into(),
+            );
             return r;
-        }
-        r.method = Some("mcp_native".into());
+        };
+        r.method = Some(
+            match method {
+                Method::McpGateway => "mcp_gateway",
+                _ => "mcp_native",
+            }
+            .into(),
+        );
         let Some(start) = self.sut.manifest.start.clone() else {
             r.verdict = Verdict::HarnessError;
             r.detail = Some("no `start`".into());
             return r;
         };
         let log = self.work.join("sut-stderr.log");
-        let mut p = match process::spawn(&start, &self.base, &BTreeMap::new(), true, &log) {
+        let port_file = self.work.join("port");
+        let _ = std::fs::remove_file(&port_file);
+        let mut vars = BTreeMap::new();
+        vars.insert("PORT_FILE", port_file.display().to_string());
+        let stdio = self.spec.transport == McpTransport::Stdio;
+        let mut p = match process::spawn(&start, &self.base, &vars, stdio, &log) {
             Ok(p) => p,
             Err(e) => {
                 r.verdict = Verdict::Crash;
@@ -398,14 +497,17 @@ impl<'a> McpNativeEngine<'a> {
                 return r;
             }
         };
-        let Some((i, o)) = p.take_pipes() else {
-            r.verdict = Verdict::HarnessError;
-            r.detail = Some("stdio pipes unavailable".into());
-            return r;
-        };
         let start_t = Instant::now();
+        let chan = match self.connect(&mut p, &port_file) {
+            Ok(c) => c,
+            Err((verdict, why)) => {
+                r.verdict = verdict;
+                r.detail = Some(why);
+                return r;
+            }
+        };
         let mut conv = Conv {
-            wire: StdioWire::new(i, o),
+            chan,
             proc: &mut p,
             spec: &self.spec,
             buf: Vec::new(),
@@ -448,6 +550,30 @@ impl<'a> McpNativeEngine<'a> {
         }
         r.pass = r.verdict == Verdict::Pass;
         r
+    }
+
+    /// Opens the client end of the transport to a started server.
+    fn connect(&self, p: &mut Supervised, port_file: &Path) -> Result<Chan, (Verdict, String)> {
+        let timing = &self.spec.timing;
+        if self.spec.transport == McpTransport::Stdio {
+            let (i, o) = p
+                .take_pipes()
+                .ok_or((Verdict::HarnessError, "stdio pipes unavailable".to_owned()))?;
+            return Ok(Chan::Stdio(StdioWire::new(i, o)));
+        }
+        let port = process::wait_port_file(port_file, p, Duration::from_millis(timing.start_ms))
+            .map_err(|e| (Verdict::Crash, e))?;
+        let addr = format!("127.0.0.1:{port}");
+        Ok(match self.spec.transport {
+            McpTransport::Http => Chan::Http(HttpChan::new(addr, MAX_LINE_BYTES)),
+            _ => {
+                let deadline = Instant::now() + Duration::from_millis(timing.step_ms);
+                Chan::Ws(
+                    WsChan::connect(&addr, MAX_LINE_BYTES, deadline)
+                        .map_err(|e| (Verdict::Fail, format!("WebSocket /mcp: {e}")))?,
+                )
+            }
+        })
     }
 
     /// Runs every vector of `plan`; stops early when the run is interrupted.

@@ -87,11 +87,18 @@ pub fn spawn(
     pipes: bool,
     log: &Path,
 ) -> Result<Supervised, String> {
-    let program = if start.command == "${SWP_REF}" {
-        crate::driver::testee::swp_ref_binary().map_err(|e| e.to_string())?
-    } else {
-        PathBuf::from(template(&start.command, vars))
-    };
+    // `${SWP_REF}` (the reference binary) may appear in the command and in arguments, e.g.
+    // a gateway whose upstream command is the reference endpoint.
+    let mut vars = vars.clone();
+    if std::iter::once(&start.command)
+        .chain(&start.args)
+        .any(|a| a.contains("${SWP_REF}"))
+    {
+        let bin = crate::driver::testee::swp_ref_binary().map_err(|e| e.to_string())?;
+        vars.insert("SWP_REF", bin.display().to_string());
+    }
+    let vars = &vars;
+    let program = PathBuf::from(template(&start.command, vars));
     let mut cmd = Command::new(&program);
     cmd.args(start.args.iter().map(|a| template(a, vars)))
         .envs(

@@ -32,6 +32,29 @@ enum Cmd {
         #[arg(long, default_value_t = swp_core::limits::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: u32,
     },
+    /// Serve MCP clients (stdio, HTTP POST /mcp, WebSocket /mcp) through the validation
+    /// pipeline, forwarding to an upstream SWP endpoint as profile-1 frames.
+    McpGateway {
+        /// `stdio`, or `http://127.0.0.1:PORT` (serves POST /mcp and WebSocket /mcp; port 0
+        /// picks one).
+        #[arg(long, default_value = "stdio")]
+        listen: String,
+        /// `tcp://HOST:PORT` of the upstream SWP endpoint.
+        #[arg(long, conflicts_with = "upstream_cmd")]
+        upstream: Option<String>,
+        /// Spawn the upstream and speak SWP on its stdio (e.g. `swp-ref serve --stdio`).
+        #[arg(long, num_args = 1.., allow_hyphen_values = true, value_terminator = ";")]
+        upstream_cmd: Vec<String>,
+        /// Write the bound port here once listening (HTTP).
+        #[arg(long)]
+        port_file: Option<std::path::PathBuf>,
+        /// Structured JSON-line log file (`-` for stderr).
+        #[arg(long)]
+        log: Option<std::path::PathBuf>,
+        /// Redact times and durations in the log (golden files).
+        #[arg(long)]
+        deterministic: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +87,52 @@ fn main() -> ExitCode {
                 Err(e) => {
                     eprintln!("swp-ref relay: {e}");
                     ExitCode::from(2)
+                }
+            }
+        }
+        Cmd::McpGateway {
+            listen,
+            upstream,
+            upstream_cmd,
+            port_file,
+            log,
+            deterministic,
+        } => {
+            use swp_ref::gateway::serve::{ClientTransport, Options};
+            use swp_ref::gateway::upstream::UpstreamAddr;
+            let transport = if listen == "stdio" {
+                ClientTransport::Stdio
+            } else if let Some(addr) = listen.strip_prefix("http://") {
+                ClientTransport::Http(addr.trim_end_matches('/').to_owned())
+            } else {
+                eprintln!(
+                    "swp-ref mcp-gateway: --listen takes stdio or http://HOST:PORT, not {listen:?}"
+                );
+                return ExitCode::from(2);
+            };
+            let upstream = match (upstream, upstream_cmd.is_empty()) {
+                (Some(u), true) => {
+                    UpstreamAddr::Tcp(u.strip_prefix("tcp://").unwrap_or(&u).to_owned())
+                }
+                (None, false) => UpstreamAddr::Command(upstream_cmd),
+                _ => {
+                    eprintln!("swp-ref mcp-gateway: give --upstream tcp://HOST:PORT or --upstream-cmd CMD...");
+                    return ExitCode::from(2);
+                }
+            };
+            let opts = Options {
+                transport,
+                upstream,
+                port_file,
+                log,
+                deterministic,
+                limits: swp_core::Limits::default(),
+            };
+            match swp_ref::gateway::serve::run(opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("swp-ref mcp-gateway: {e}");
+                    ExitCode::FAILURE
                 }
             }
         }

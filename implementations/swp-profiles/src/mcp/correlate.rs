@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(c.begin("c"), Err(CorrelationError::TooMany(2)));
         assert_eq!(c.finish(&b), Ok("b"));
         assert!(matches!(c.finish(&b), Err(CorrelationError::Unmatched(_))));
-        assert!(matches!(c.finish(b"short"), Err(CorrelationError::Unmatched(_))));
+        assert!(matches!(
+            c.finish(b"short"),
+            Err(CorrelationError::Unmatched(_))
+        ));
         assert_eq!(c.get(&a), Some(&"a"));
         assert_eq!(c.drain(), vec!["a"]);
     }

@@ -76,6 +76,9 @@ mod tests {
         ] {
             assert_eq!(core_error_code(c), Some(j), "{c:?}");
         }
-        assert_eq!(swp_core::CoreCategory::InternalError.jsonrpc_code(), INTERNAL_ERROR);
+        assert_eq!(
+            swp_core::CoreCategory::InternalError.jsonrpc_code(),
+            INTERNAL_ERROR
+        );
     }
 }

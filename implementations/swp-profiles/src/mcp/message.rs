@@ -41,7 +41,9 @@ pub enum McpPayloadError {
     #[error("response must carry exactly one of result and error")]
     ResponseShape,
     /// A notification (msg_type 3) carrying an `id` member, even `null`.
-    #[error("a notification (msg_type 3) carries no id; a message with an id is a request (msg_type 1)")]
+    #[error(
+        "a notification (msg_type 3) carries no id; a message with an id is a request (msg_type 1)"
+    )]
     NotificationWithId,
 }
 
@@ -229,14 +231,22 @@ mod tests {
     fn responses_and_notifications() {
         assert!(matches!(
             parse(2, br#"{"jsonrpc":"2.0","id":1,"result":null}"#),
-            Ok(McpMessage::Response { result: Some(_), error: None, .. })
+            Ok(McpMessage::Response {
+                result: Some(_),
+                error: None,
+                ..
+            })
         ));
         assert!(matches!(
             parse(3, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#),
             Ok(McpMessage::Notification { .. })
         ));
         let bad: [(u64, &[u8], McpPayloadError); 5] = [
-            (2, br#"{"jsonrpc":"2.0","id":1}"#, McpPayloadError::ResponseShape),
+            (
+                2,
+                br#"{"jsonrpc":"2.0","id":1}"#,
+                McpPayloadError::ResponseShape,
+            ),
             (
                 2,
                 br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{}}"#,

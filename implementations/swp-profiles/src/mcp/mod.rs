@@ -14,7 +14,7 @@ pub mod jsonrpc;
 pub mod message;
 pub mod stream;
 
-pub use correlate::{Correlator, CorrelationError, InFlight};
+pub use correlate::{CorrelationError, Correlator, InFlight};
 pub use message::{parse, McpMessage, McpPayloadError};
 pub use stream::{StreamError, StreamTracker};
 

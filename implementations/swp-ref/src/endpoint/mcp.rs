@@ -63,9 +63,7 @@ pub enum Action {
 pub fn handle(msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
     match swp_profiles::mcp::parse(msg_type, payload) {
         Err(e) => Action::Reject(Reject::profile(e.code(), e.to_string())),
-        Ok(McpMessage::Request { id, method, params }) => {
-            request(id, &method, params, identity)
-        }
+        Ok(McpMessage::Request { id, method, params }) => request(id, &method, params, identity),
         // Responses and notifications are answered by nothing (§4: a notification MUST NOT
         // require a response).
         Ok(McpMessage::Response { .. } | McpMessage::Notification { .. }) => Action::Nothing,

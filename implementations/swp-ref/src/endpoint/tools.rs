@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 pub const DEFAULT_PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// Versions the reference agrees to when a client asks for them.
-pub const KNOWN_PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const KNOWN_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The tools/list result, serialized once.
 pub fn tools_list_result() -> &'static str {
@@ -80,7 +81,11 @@ pub fn definitions() -> Value {
 pub fn initialize_result(params: Option<&str>) -> String {
     let asked = params
         .and_then(|p| serde_json::from_str::<Value>(p).ok())
-        .and_then(|v| v.get("protocolVersion").and_then(Value::as_str).map(str::to_owned));
+        .and_then(|v| {
+            v.get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
     let version = match asked {
         Some(v) if KNOWN_PROTOCOL_VERSIONS.contains(&v.as_str()) => v,
         _ => DEFAULT_PROTOCOL_VERSION.to_owned(),
@@ -166,7 +171,10 @@ mod tests {
                     .into()
             )
         );
-        assert!(matches!(call(Some(r#"{"name":"nope"}"#)), CallOutcome::Error(-32602, _)));
+        assert!(matches!(
+            call(Some(r#"{"name":"nope"}"#)),
+            CallOutcome::Error(-32602, _)
+        ));
         assert!(matches!(
             call(Some(r#"{"name":"add","arguments":{"a":"2","b":3}}"#)),
             CallOutcome::Error(-32602, _)
@@ -177,9 +185,13 @@ mod tests {
 
     #[test]
     fn initialize_agrees_to_known_versions() {
-        assert!(initialize_result(Some(r#"{"protocolVersion":"2024-11-05"}"#))
-            .contains(r#""protocolVersion":"2024-11-05""#));
-        assert!(initialize_result(Some(r#"{"protocolVersion":"1999-01-01"}"#))
-            .contains(DEFAULT_PROTOCOL_VERSION));
+        assert!(
+            initialize_result(Some(r#"{"protocolVersion":"2024-11-05"}"#))
+                .contains(r#""protocolVersion":"2024-11-05""#)
+        );
+        assert!(
+            initialize_result(Some(r#"{"protocolVersion":"1999-01-01"}"#))
+                .contains(DEFAULT_PROTOCOL_VERSION)
+        );
     }
 }

@@ -272,7 +272,7 @@ fn announce(scheme: &str, local: SocketAddr, port_file: Option<&Path>) -> Result
     Ok(())
 }
 
-fn write_port_file(path: &Path, port: u16) -> io::Result<()> {
+pub(crate) fn write_port_file(path: &Path, port: u16) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp.{}", std::process::id()));
     std::fs::write(&tmp, format!("{port}\n"))?;

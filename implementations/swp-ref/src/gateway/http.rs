@@ -1,0 +1,202 @@
+//! A minimal sans-IO HTTP/1.1 server codec for the gateway's `/mcp` route: request heads
+//! with bounded size and header count, bodies by `Content-Length` only (no chunked
+//! encoding: a JSON-RPC message always has a known length), and response serialisation.
+
+/// Largest request head accepted.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// Most header lines accepted.
+pub const MAX_HEADERS: usize = 64;
+
+/// A parsed request head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The method (`POST`, `GET`, ...).
+    pub method: String,
+    /// The request target's path.
+    pub path: String,
+    /// Headers, names lower-cased, in order.
+    pub headers: Vec<(String, String)>,
+    /// Length of the head including the blank line.
+    pub head_len: usize,
+}
+
+impl Head {
+    /// The first header named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether a header's comma-separated value list contains `token` (case-insensitive).
+    pub fn header_has(&self, name: &str, token: &str) -> bool {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .any(|(_, v)| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    }
+
+    /// The body length the head announces: `Ok(0)` without `Content-Length`.
+    pub fn content_length(&self, max: usize) -> Result<usize, HttpError> {
+        if self.header("transfer-encoding").is_some() {
+            return Err(HttpError::new(
+                411,
+                "Transfer-Encoding is not supported; send Content-Length",
+            ));
+        }
+        match self.header("content-length") {
+            None => Ok(0),
+            Some(v) => {
+                let n: usize = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| HttpError::new(400, "Content-Length is not a number"))?;
+                if n > max {
+                    return Err(HttpError::new(
+                        413,
+                        format!("body of {n} octets exceeds {max}"),
+                    ));
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// A request that cannot be served, with the status to answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("HTTP {status}: {reason}")]
+pub struct HttpError {
+    /// The status.
+    pub status: u16,
+    /// Why.
+    pub reason: String,
+}
+
+impl HttpError {
+    /// An error with a status and reason.
+    pub fn new(status: u16, reason: impl Into<String>) -> Self {
+        HttpError {
+            status,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Parses a request head from the start of `buf`: `Ok(None)` when more octets are needed.
+pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, HttpError> {
+    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return if buf.len() > MAX_HEAD_BYTES {
+            Err(HttpError::new(431, "request head too large"))
+        } else {
+            Ok(None)
+        };
+    };
+    if end > MAX_HEAD_BYTES {
+        return Err(HttpError::new(431, "request head too large"));
+    }
+    let text = std::str::from_utf8(&buf[..end])
+        .map_err(|_| HttpError::new(400, "request head is not UTF-8"))?;
+    let mut lines = text.split("\r\n");
+    let request_line = lines.next().unwrap_or_default();
+    let mut parts = request_line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(HttpError::new(400, "malformed request line"));
+    };
+    if version != "HTTP/1.1" && version != "HTTP/1.0" {
+        return Err(HttpError::new(505, format!("{version} is not supported")));
+    }
+    let mut headers = Vec::new();
+    for line in lines {
+        if headers.len() == MAX_HEADERS {
+            return Err(HttpError::new(431, "too many headers"));
+        }
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(HttpError::new(400, "malformed header line"));
+        };
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    let path = target.split('?').next().unwrap_or_default().to_owned();
+    Ok(Some(Head {
+        method: method.to_owned(),
+        path,
+        headers,
+        head_len: end + 4,
+    }))
+}
+
+/// The reason phrase of a status the gateway uses.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        101 => "Switching Protocols",
+        200 => "OK",
+        202 => "Accepted",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Content",
+        426 => "Upgrade Required",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        505 => "HTTP Version Not Supported",
+        _ => "Status",
+    }
+}
+
+/// A whole response with a body.
+pub fn response(status: u16, content_type: &str, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    if !body.is_empty() {
+        head.push_str(&format!("Content-Type: {content_type}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut out = head.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads() {
+        let req = b"POST /mcp?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nConnection: keep-alive, Upgrade\r\n\r\nhello";
+        let h = parse_head(req).unwrap().unwrap();
+        assert_eq!((h.method.as_str(), h.path.as_str()), ("POST", "/mcp"));
+        assert_eq!(h.content_length(10), Ok(5));
+        assert_eq!(&req[h.head_len..], b"hello");
+        assert!(h.header_has("connection", "upgrade"));
+        assert_eq!(parse_head(b"POST /mcp HTTP/1.1\r\n"), Ok(None));
+        assert_eq!(h.content_length(4).unwrap_err().status, 413);
+        for bad in [
+            &b"POST /mcp\r\n\r\n"[..],
+            b"POST /mcp HTTP/1.1\r\nNoColon\r\n\r\n",
+        ] {
+            assert_eq!(parse_head(bad).unwrap_err().status, 400);
+        }
+        assert_eq!(
+            parse_head(&[b'a'; MAX_HEAD_BYTES + 1]).unwrap_err().status,
+            431
+        );
+        let te = parse_head(b"POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(te.content_length(10).unwrap_err().status, 411);
+        let big =
+            parse_head(b"POST /mcp HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n")
+                .unwrap()
+                .unwrap();
+        assert_eq!(big.content_length(10).unwrap_err().status, 400);
+    }
+}

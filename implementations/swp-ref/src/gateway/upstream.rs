@@ -1,0 +1,208 @@
+//! The gateway's upstream link: one SWP connection (loopback TCP, or the stdio of a spawned
+//! endpoint) carrying profile-1 frames. Requests get fresh msg_ids from the profile's
+//! correlator; one task writes frames and matches responses back to their waiters.
+
+use bytes::BytesMut;
+use std::process::Stdio;
+use swp_core::frame::FrameDecoder;
+use swp_core::{e1, Envelope, Limits};
+use swp_profiles::mcp::{Correlator, MSG_TYPE_RESPONSE, PROFILE_ID};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+
+/// Where the upstream endpoint is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamAddr {
+    /// `HOST:PORT` of an endpoint serving SWP over TCP.
+    Tcp(String),
+    /// A command whose stdin/stdout speak SWP frames (e.g. `swp-ref serve --stdio`).
+    Command(Vec<String>),
+}
+
+/// The fixed 8-octet prefix of the gateway's msg_ids (a counter follows), so deterministic
+/// logs show the same ids on every run.
+pub const MSG_ID_PREFIX: [u8; 8] = *b"swp-gw01";
+
+/// Most requests in flight upstream at once.
+pub const MAX_IN_FLIGHT: usize = 4096;
+
+/// An upstream failure, surfaced to clients as `INTERNAL_ERROR`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    /// The link is gone.
+    #[error("the upstream SWP endpoint closed the connection")]
+    Closed,
+    /// The correlator refused the request.
+    #[error("{0}")]
+    Correlation(#[from] swp_profiles::mcp::CorrelationError),
+    /// An outbound frame could not be encoded.
+    #[error("cannot encode the frame: {0}")]
+    Encode(String),
+}
+
+/// The upstream's answer to one request: the msg_id it travelled under, and the payload.
+pub type Answer = Result<(Vec<u8>, Vec<u8>), UpstreamError>;
+
+struct Job {
+    msg_type: u64,
+    payload: Vec<u8>,
+    reply: Option<oneshot::Sender<Answer>>,
+}
+
+/// A handle on the upstream link; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Upstream {
+    /// Connects (or spawns) and starts the link task.
+    pub async fn connect(addr: &UpstreamAddr, limits: Limits) -> std::io::Result<Self> {
+        let (tx, rx) = mpsc::channel(256);
+        match addr {
+            UpstreamAddr::Tcp(a) => {
+                let s = tokio::net::TcpStream::connect(a).await?;
+                s.set_nodelay(true)?;
+                let (r, w) = s.into_split();
+                tokio::spawn(link(r, w, rx, limits));
+            }
+            UpstreamAddr::Command(argv) => {
+                let (prog, args) = argv.split_first().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty upstream command")
+                })?;
+                let mut child = tokio::process::Command::new(prog)
+                    .args(args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit())
+                    .kill_on_drop(true)
+                    .spawn()?;
+                let (Some(w), Some(r)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(std::io::Error::other("the upstream command has no stdio"));
+                };
+                tokio::spawn(async move {
+                    link(r, w, rx, limits).await;
+                    let _ = child.kill().await;
+                });
+            }
+        }
+        Ok(Upstream { jobs: tx })
+    }
+
+    /// Sends a request and waits for its terminal response.
+    pub async fn request(&self, msg_type: u64, payload: Vec<u8>) -> Answer {
+        let (tx, rx) = oneshot::channel();
+        self.jobs
+            .send(Job {
+                msg_type,
+                payload,
+                reply: Some(tx),
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)?;
+        rx.await.map_err(|_| UpstreamError::Closed)?
+    }
+
+    /// Sends a notification (nothing comes back).
+    pub async fn notify(&self, msg_type: u64, payload: Vec<u8>) -> Result<(), UpstreamError> {
+        self.jobs
+            .send(Job {
+                msg_type,
+                payload,
+                reply: None,
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+async fn link<R, W>(mut r: R, mut w: W, mut jobs: mpsc::Receiver<Job>, limits: Limits)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    // Notifications take a msg_id from the same counter (a `None` waiter, finished at once).
+    let mut corr: Correlator<Option<oneshot::Sender<Answer>>> =
+        Correlator::new(MSG_ID_PREFIX, MAX_IN_FLIGHT);
+    let mut decoder = FrameDecoder::new(limits);
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    loop {
+        tokio::select! {
+            job = jobs.recv() => {
+                let Some(job) = job else { break };
+                let notification = job.reply.is_none();
+                if corr.len() >= MAX_IN_FLIGHT {
+                    if let Some(reply) = job.reply {
+                        let e = swp_profiles::mcp::CorrelationError::TooMany(MAX_IN_FLIGHT);
+                        let _ = reply.send(Err(e.into()));
+                    }
+                    continue;
+                }
+                let Ok(msg_id) = corr.begin(job.reply) else { continue };
+                if notification {
+                    let _ = corr.finish(&msg_id);
+                }
+                let env = Envelope {
+                    version: 1,
+                    profile_id: PROFILE_ID,
+                    msg_type: job.msg_type,
+                    ts_unix_ms: now_ms(),
+                    msg_id: bytes::Bytes::copy_from_slice(&msg_id),
+                    payload: job.payload.into(),
+                    ..Default::default()
+                };
+                let mut out = BytesMut::new();
+                if let Err(e) = e1::encode_frame(&env, &mut out) {
+                    if let Ok(Some(tx)) = corr.finish(&msg_id) {
+                        let _ = tx.send(Err(UpstreamError::Encode(e.to_string())));
+                    }
+                    continue;
+                }
+                if w.write_all(&out).await.is_err() || w.flush().await.is_err() {
+                    break;
+                }
+            }
+            n = r.read_buf(&mut buf) => {
+                match n {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        decoder.feed(&buf);
+                        buf.clear();
+                        loop {
+                            match decoder.next_body() {
+                                Ok(Some(body)) => {
+                                    let Ok(env) = e1::decode(&body, &limits) else { continue };
+                                    if env.profile_id != PROFILE_ID || env.msg_type != MSG_TYPE_RESPONSE {
+                                        // Upstream notifications (stream partials) have no
+                                        // client route here; see docs/mcp-gateway.md.
+                                        continue;
+                                    }
+                                    if let Ok(Some(tx)) = corr.finish(&env.msg_id) {
+                                        let _ = tx.send(Ok((env.msg_id.to_vec(), env.payload.to_vec())));
+                                    }
+                                }
+                                Ok(None) => break,
+                                Err(_) => {
+                                    // A broken frame stream cannot be resynchronised.
+                                    for tx in corr.drain().into_iter().flatten() {
+                                        let _ = tx.send(Err(UpstreamError::Closed));
+                                    }
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for tx in corr.drain().into_iter().flatten() {
+        let _ = tx.send(Err(UpstreamError::Closed));
+    }
+}

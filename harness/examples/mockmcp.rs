@@ -116,8 +116,14 @@ fn main() {
                     .unwrap_or(Value::Null);
                 json!({"content": [{"type": "text", "text": format!("Echo: {}", msg.as_str().unwrap_or(""))}]})
             }
-            "resources/list" => json!({"resources": []}),
-            "prompts/list" => json!({"prompts": []}),
+            "resources/list" => json!({"resources": [{"uri": "mock://doc", "name": "doc"}]}),
+            "resources/read" if v.pointer("/params/uri") == Some(&json!("mock://doc")) => {
+                json!({"contents": [{"uri": "mock://doc", "mimeType": "text/plain", "text": "mock"}]})
+            }
+            "prompts/list" => json!({"prompts": [{"name": "mock-prompt"}]}),
+            "prompts/get" if v.pointer("/params/name") == Some(&json!("mock-prompt")) => {
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]})
+            }
             "ping" => json!({}),
             _ => {
                 send(json!({"jsonrpc": "2.0", "id": id,

@@ -37,6 +37,11 @@ pub struct McpNativeSpec {
     /// most 4 MiB and a vector reads at most `max_read_bytes`).
     #[serde(default)]
     pub timing: Timing,
+    /// What this server calls the things vectors refer to, as `${NAME}` values, e.g.
+    /// `RESOURCE_URI` (a readable resource) and `PROMPT_NAME` (a prompt without required
+    /// arguments). A vector using a name the manifest does not give is not applicable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
 }
 
 /// What carries JSON-RPC messages to a plain MCP server or gateway.

@@ -90,6 +90,7 @@ mcp_native:
   transport: stdio
   protocol_version: "2025-06-18"
   timing: {{step_ms: 500, vector_ms: 5000, max_read_bytes: 1048576}}
+  params: {{RESOURCE_URI: "mock://doc", PROMPT_NAME: mock-prompt}}
 "#,
         mockmcp().display()
     );

@@ -14,7 +14,7 @@ use chan::{Got, HttpChan, WsChan};
 
 pub mod chan;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -98,10 +98,59 @@ pub fn json_matches(actual: &Value, expected: &Value) -> bool {
     }
 }
 
-/// Replaces the string `${PROTOCOL_VERSION}` inside JSON string values.
-fn substitute(v: &Value, pv: &str) -> Value {
+/// The `${NAME}` values of a manifest: `PROTOCOL_VERSION` and `mcp_native.params`.
+type Vars = BTreeMap<String, String>;
+
+fn vars_of(spec: &McpNativeSpec) -> Vars {
+    let mut v = spec.params.clone();
+    v.insert("PROTOCOL_VERSION".into(), spec.protocol_version.clone());
+    v
+}
+
+/// Replaces every `${NAME}` of `vars` in a string.
+fn fill(s: &str, vars: &Vars) -> String {
+    let mut out = s.to_owned();
+    for (k, v) in vars {
+        out = out.replace(&format!("${{{k}}}"), v);
+    }
+    out
+}
+
+/// The `${NAME}`s a text uses that `vars` does not define.
+fn undefined(s: &str, vars: &Vars, out: &mut BTreeSet<String>) {
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        let tail = &rest[i + 2..];
+        let Some(j) = tail.find('}') else { break };
+        if !vars.contains_key(&tail[..j]) {
+            out.insert(tail[..j].to_owned());
+        }
+        rest = &tail[j..];
+    }
+}
+
+/// The variables a vector needs that the manifest does not give.
+fn missing_vars(steps: &[Step], vars: &Vars) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in steps {
+        if let Some(l) = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_ref()) {
+            undefined(l, vars, &mut out);
+        }
+        for e in s.expect.as_slice() {
+            if let Expect::Response(r) = e {
+                for v in [&r.result, &Some(r.id.clone())].into_iter().flatten() {
+                    undefined(&v.to_string(), vars, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Replaces `${NAME}`s inside JSON string values.
+fn substitute(v: &Value, pv: &Vars) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replace("${PROTOCOL_VERSION}", pv)),
+        Value::String(s) => Value::String(fill(s, pv)),
         Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, x)| (k.clone(), substitute(x, pv)))
@@ -112,7 +161,7 @@ fn substitute(v: &Value, pv: &str) -> Value {
     }
 }
 
-fn describe_response(r: &ResponseSpec, pv: &str) -> String {
+fn describe_response(r: &ResponseSpec, pv: &Vars) -> String {
     let what = match (&r.result, &r.error) {
         (Some(res), _) => format!("a result containing {}", substitute(res, pv)),
         (None, Some(e)) => {
@@ -300,7 +349,7 @@ impl Conv<'_> {
     }
 
     fn expect_response(&mut self, r: &ResponseSpec) -> Result<String, Stop> {
-        let pv = self.spec.protocol_version.clone();
+        let pv = vars_of(self.spec);
         let exp = describe_response(r, &pv);
         let deadline = Instant::now() + Duration::from_millis(self.spec.timing.step_ms);
         let mut others: Vec<String> = Vec::new();
@@ -471,6 +520,15 @@ impl<'a> McpNativeEngine<'a> {
             );
             return r;
         };
+        let missing = missing_vars(&v.steps, &vars_of(&self.spec));
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.into_iter().collect();
+            r.detail = Some(format!(
+                "the manifest gives no mcp_native.params {} (what this server names them)",
+                names.join(", ")
+            ));
+            return r;
+        }
         r.method = Some(
             match method {
                 Method::McpGateway => "mcp_gateway",
@@ -587,7 +645,7 @@ impl<'a> McpNativeEngine<'a> {
 }
 
 fn run_steps(conv: &mut Conv<'_>, steps: &[Step]) -> Result<(String, String), Stop> {
-    let pv = conv.spec.protocol_version.clone();
+    let pv = vars_of(conv.spec);
     let (mut last_e, mut last_o) = (String::new(), String::new());
     for (n, s) in steps.iter().enumerate() {
         if let Some(note) = &s.note {
@@ -601,7 +659,7 @@ fn run_steps(conv: &mut Conv<'_>, steps: &[Step]) -> Result<(String, String), St
                 String::new(),
             ));
         };
-        let line = line.replace("${PROTOCOL_VERSION}", &pv);
+        let line = fill(line, &pv);
         conv.send_line(&line).map_err(|e| {
             Stop(
                 Verdict::Fail,

@@ -1,0 +1,163 @@
+//! The gateway's structured log against a golden file: the same messages over stdio and
+//! HTTP, deterministic mode (times and durations redacted), so the file shows both
+//! transports' events side by side and any change to the log layout or to the pipeline's
+//! decisions shows as a diff. `SWP_UPDATE_GOLDEN=1` rewrites the golden file.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_swp-ref");
+
+/// The messages sent on each transport: a success, a tool call, each canonical error, a
+/// notification and text that is not JSON.
+const MESSAGES: [&str; 8] = [
+    r#"{"jsonrpc":"2.0","id":"g-1","method":"ping","params":{}}"#,
+    r#"{"jsonrpc":"2.0","id":"g-2","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}"#,
+    r#"{"jsonrpc":"2.0","id":"g-4","method":"tools/call","params":{"name":"add","arguments":{"a":"x","b":1}}}"#,
+    r#"{"jsonrpc":"2.0","id":"g-5","method":"tools/call","params":{"name":"missing"}}"#,
+    r#"{"jsonrpc":"2.0","id":"g-6","method":"tools/call","params":{"name":"broken_output","arguments":{}}}"#,
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "not json",
+];
+
+fn work(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn gateway(listen: &[&str], log: &Path, stdin: Stdio, stdout: Stdio) -> Kill {
+    let child = Command::new(BIN)
+        .arg("mcp-gateway")
+        .args(listen)
+        .args(["--deterministic", "--log"])
+        .arg(log)
+        .args(["--upstream-cmd", BIN, "serve", "--listen", "stdio"])
+        .stdin(stdin)
+        .stdout(stdout)
+        .spawn()
+        .unwrap();
+    Kill(child)
+}
+
+fn stdio_answers(log: &Path) -> Vec<String> {
+    let mut g = gateway(&["--listen", "stdio"], log, Stdio::piped(), Stdio::piped());
+    let mut input = g.0.stdin.take().unwrap();
+    for m in MESSAGES {
+        writeln!(input, "{m}").unwrap();
+    }
+    drop(input);
+    let out = BufReader::new(g.0.stdout.take().unwrap());
+    let lines: Vec<String> = out.lines().map(Result::unwrap).collect();
+    assert!(g.0.wait().unwrap().success());
+    lines
+}
+
+fn post(port: u16, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let status = resp[9..12].parse().unwrap();
+    let body = resp.split_once("\r\n\r\n").unwrap().1.to_owned();
+    (status, body)
+}
+
+fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
+    let port_file = dir.join("port");
+    let pf = port_file.to_str().unwrap();
+    let _g = gateway(
+        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        log,
+        Stdio::null(),
+        Stdio::null(),
+    );
+    let until = Instant::now() + Duration::from_secs(10);
+    let port: u16 = loop {
+        if let Some(p) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(Instant::now() < until, "the gateway wrote no port");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    MESSAGES.iter().map(|m| post(port, m)).collect()
+}
+
+#[test]
+fn logs_match_the_golden_file_and_transports_answer_alike() {
+    let dir = work("gateway-log");
+    let log = dir.join("gateway.jsonl");
+    let stdio = stdio_answers(&log);
+    let http = http_answers(&log, &dir);
+
+    // Parity: every message that gets an answer gets the same octets on both transports.
+    let http_bodies: Vec<&str> = http
+        .iter()
+        .map(|(_, b)| b.as_str())
+        .filter(|b| !b.is_empty())
+        .collect();
+    assert_eq!(stdio, http_bodies);
+    let statuses: Vec<u16> = http.iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, [200, 200, 400, 422, 404, 500, 202, 400]);
+
+    let got = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = got
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2 * MESSAGES.len());
+    for l in &lines {
+        for field in [
+            "timestamp",
+            "ids",
+            "transport",
+            "route",
+            "method",
+            "status",
+            "duration_ms",
+            "error",
+            "metadata",
+        ] {
+            assert!(l.get(field).is_some(), "{field} missing in {l}");
+        }
+        assert_eq!(
+            l["metadata"],
+            serde_json::json!({"schemaVersion": "1", "deterministic": true})
+        );
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gateway-log.jsonl");
+    if std::env::var_os("SWP_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    if got != want {
+        let diff = similar::TextDiff::from_lines(&want, &got);
+        panic!(
+            "the gateway log differs from {} (SWP_UPDATE_GOLDEN=1 rewrites it):\n{}",
+            golden.display(),
+            diff.unified_diff()
+        );
+    }
+}

@@ -102,6 +102,31 @@ fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
         assert!(Instant::now() < until, "the gateway wrote no port");
         std::thread::sleep(Duration::from_millis(20));
     };
+    // Seed 001 §5: only the MCP route is served, and only POST or a WebSocket upgrade on it.
+    for (req, status) in [
+        (
+            "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            404,
+        ),
+        (
+            "GET /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            405,
+        ),
+        (
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+            411,
+        ),
+    ] {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(req.as_bytes()).unwrap();
+        let mut resp = String::new();
+        let _ = s.read_to_string(&mut resp);
+        assert!(
+            resp.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{req:?} -> {resp:?}"
+        );
+    }
     MESSAGES.iter().map(|m| post(port, m)).collect()
 }
 

@@ -306,7 +306,11 @@ async fn serve_http(shared: Arc<Shared>, mut stream: TcpStream) -> std::io::Resu
         };
         if head.path != "/mcp" {
             // Seed 001 §5: the MCP route is separate; nothing else is served here.
-            send_plain(&mut stream, 404, "only /mcp is served", false).await?;
+            let close = head.header_has("connection", "close");
+            send_plain(&mut stream, 404, "only /mcp is served", close).await?;
+            if close {
+                return Ok(());
+            }
             buf.drain(..head.head_len.min(buf.len()));
             continue;
         }

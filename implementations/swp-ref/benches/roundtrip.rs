@@ -1,11 +1,11 @@
 //! Round-trip benchmark of `swp-ref serve` over one loopback connection: starts the release
 //! binary on 127.0.0.1:0 (plain TCP with the default busy poll, plain TCP without it, and
-//! TLS 1.3 with mTLS), then drives `ping` requests with 1 and with 16 requests in flight and
+//! TLS 1.3 with mTLS, and the byte-preserving relay in front of the plain server), then drives `ping` requests with 1 and with 16 requests in flight and
 //! prints round trips per second and latency percentiles.
 //!
 //! A plain `main` (no harness) with bounded loops: each scenario stops after
 //! [`ROUND_TRIPS`] round trips or [`TIME_CAP`], whichever comes first, so the whole run
-//! stays under ten seconds. Run with `cargo bench -p swp-ref --bench roundtrip`.
+//! stays under fifteen seconds. Run with `cargo bench -p swp-ref --bench roundtrip`.
 
 use bytes::Bytes;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
@@ -21,7 +21,7 @@ use swp_core::{e1, frame, Envelope, Limits};
 
 /// Round trips measured per scenario.
 const ROUND_TRIPS: usize = 200_000;
-/// Time cap per scenario (six scenarios), so the whole bench stays under ten seconds.
+/// Time cap per scenario (eight scenarios), so the whole bench stays under fifteen seconds.
 const TIME_CAP: Duration = Duration::from_millis(1_500);
 /// Unmeasured round trips first (connection set-up, allocator and cache warm-up).
 const WARM_UP: usize = 2_000;
@@ -42,7 +42,6 @@ fn start_server(dir: &Path, args: &[&str]) -> (Server, u16) {
     let port_file = dir.join("port");
     let _ = std::fs::remove_file(&port_file);
     let child = Command::new(env!("CARGO_BIN_EXE_swp-ref"))
-        .arg("serve")
         .args(args)
         .arg("--port-file")
         .arg(&port_file)
@@ -229,10 +228,16 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("swp-ref-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let client_config = pki(&dir);
-    let (_tcp_server, tcp_port) = start_server(&dir, &["--listen", "tcp://127.0.0.1:0"]);
+    let (_tcp_server, tcp_port) = start_server(&dir, &["serve", "--listen", "tcp://127.0.0.1:0"]);
     let (_nopoll_server, nopoll_port) = start_server(
         &dir,
-        &["--listen", "tcp://127.0.0.1:0", "--busy-poll-us", "0"],
+        &[
+            "serve",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--busy-poll-us",
+            "0",
+        ],
     );
     let (ca, cert, key) = (
         dir.join("ca.pem"),
@@ -240,6 +245,7 @@ fn main() {
         dir.join("server.key"),
     );
     let tls_args = [
+        "serve",
         "--listen",
         "tls://127.0.0.1:0",
         "--tls13-only",
@@ -251,6 +257,19 @@ fn main() {
         ca.to_str().expect("utf-8 path"),
     ];
     let (_tls_server, tls_port) = start_server(&dir, &tls_args);
+    // The byte-preserving relay in front of the plain TCP server: the difference between
+    // the `relay` and `tcp` rows is what relaying costs.
+    let upstream = format!("127.0.0.1:{tcp_port}");
+    let (_relay, relay_port) = start_server(
+        &dir,
+        &[
+            "relay",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ],
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     println!("swp-ref serve, one loopback connection, ping (profile 1) round trips");
@@ -271,6 +290,11 @@ fn main() {
             depth,
             run(&mut s, depth, ROUND_TRIPS, TIME_CAP),
         );
+    }
+    for depth in [1usize, 16] {
+        let mut s = tcp(relay_port);
+        let _ = run(&mut s, depth, WARM_UP, TIME_CAP);
+        report("relay", depth, run(&mut s, depth, ROUND_TRIPS, TIME_CAP));
     }
     for depth in [1usize, 16] {
         let mut s = tls(tls_port, &client_config);

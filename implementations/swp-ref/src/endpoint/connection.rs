@@ -7,10 +7,11 @@ use super::reply::{self, Oversize, Reject};
 use super::{knows_profile, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use swp_core::{
     CoreError, Envelope, ErrorCode, Event, Limits, Policy, Receiver, UnknownProfilePolicy,
 };
+use swp_profiles::mcp::InFlight;
 
 /// Default cap on responses waiting for their deadline on one connection: `swp/delay` would
 /// otherwise let a peer make the endpoint hold an unbounded number of replies.
@@ -131,7 +132,7 @@ pub struct Connection {
     notices: VecDeque<Notice>,
     notices_reported: usize,
     pending: BinaryHeap<Pending>,
-    in_flight: HashSet<Bytes>,
+    in_flight: InFlight,
     seq: u64,
     /// Counter of the msg_ids the endpoint generates (error frames without a msg_id to
     /// echo, notifications it originates).
@@ -151,7 +152,7 @@ impl Connection {
             notices: VecDeque::new(),
             notices_reported: 0,
             pending: BinaryHeap::new(),
-            in_flight: HashSet::new(),
+            in_flight: InFlight::default(),
             seq: 0,
             generated_ids: 0,
         }
@@ -219,7 +220,7 @@ impl Connection {
         while self.pending.peek().is_some_and(|p| p.deadline_ms <= now_ms) {
             let Some(p) = self.pending.pop() else { break };
             // The msg_id leaves the in-flight set when its response is sent.
-            self.in_flight.remove(&p.msg_id);
+            self.in_flight.end(&p.msg_id);
             self.respond(p.msg_id, Bytes::from(p.payload), now_ms);
         }
         if self.state == State::Draining && self.pending.is_empty() {
@@ -304,7 +305,8 @@ impl Connection {
                 // A copy, not a slice: a slice would keep the whole received frame alive
                 // until the deadline.
                 let msg_id = Bytes::copy_from_slice(&env.msg_id);
-                self.in_flight.insert(msg_id.clone());
+                // Not yet in flight: the check above just said so.
+                let _ = self.in_flight.begin(&msg_id);
                 self.seq += 1;
                 self.pending.push(Pending {
                     deadline_ms: now_ms.saturating_add(ms),
@@ -741,7 +743,7 @@ mod tests {
         // Everything one input produced goes out in one write, in order.
         assert_eq!((d.sends, d.frames.len()), (1, 4));
         let (partials, terminal) = d.frames.split_at(3);
-        let mut ids = HashSet::new();
+        let mut ids = std::collections::HashSet::new();
         for (k, f) in partials.iter().enumerate() {
             assert_eq!((f.profile_id, f.msg_type, f.ts_unix_ms), (1, 3, 1_000));
             assert_ne!(&f.msg_id[..], ID);

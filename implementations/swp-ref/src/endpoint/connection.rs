@@ -4,7 +4,8 @@
 
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::reply::{self, Oversize, Reject};
-use super::{knows_profile, PROFILE_MCP};
+use super::a2a::{self, Agent};
+use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -133,6 +134,8 @@ pub struct Connection {
     notices_reported: usize,
     pending: BinaryHeap<Pending>,
     in_flight: InFlight,
+    /// The A2A agent and the lifecycles of this channel.
+    agent: Agent,
     seq: u64,
     /// Counter of the msg_ids the endpoint generates (error frames without a msg_id to
     /// echo, notifications it originates).
@@ -153,6 +156,7 @@ impl Connection {
             notices_reported: 0,
             pending: BinaryHeap::new(),
             in_flight: InFlight::default(),
+            agent: Agent::default(),
             seq: 0,
             generated_ids: 0,
         }
@@ -247,9 +251,10 @@ impl Connection {
     fn on_event(&mut self, event: Event, now_ms: u64) {
         match event {
             Event::Accepted { envelope, .. } => {
-                // Profile 2 (A2A) is registered but not implemented: accepted, no reply.
                 if envelope.profile_id == PROFILE_MCP {
                     self.mcp(envelope, now_ms);
+                } else if envelope.profile_id == PROFILE_A2A {
+                    self.a2a(envelope, now_ms);
                 }
             }
             Event::Rejected {
@@ -320,6 +325,33 @@ impl Connection {
             }
             Action::Nothing => {}
             Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
+        }
+    }
+
+    fn a2a(&mut self, env: Envelope, now_ms: u64) {
+        match self.agent.handle(env.msg_type, &env.payload, self.identity.as_deref()) {
+            a2a::Action::Nothing => {}
+            a2a::Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
+            a2a::Action::Send(msgs) => {
+                let limits = self.config.limits;
+                for (msg_type, payload) in msgs {
+                    self.generated_ids += 1;
+                    let id = reply::a2a_msg_id(self.generated_ids, &limits);
+                    if let Err(e) = reply::put_profile_frame(
+                        &mut self.tx,
+                        &limits,
+                        PROFILE_A2A,
+                        msg_type,
+                        now_ms,
+                        id,
+                        Bytes::from(payload),
+                    ) {
+                        let r = Reject::profile(ErrorCode::PayloadTooLarge, format!("A2A message not sent: {e}"));
+                        self.error_frame(r, Some(env.msg_id), now_ms);
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -714,9 +746,8 @@ mod tests {
     }
 
     #[test]
-    fn a2a_and_non_requests_get_no_reply() {
+    fn non_requests_get_no_reply() {
         let mut c = Connection::new(Config::default(), None);
-        c.on_bytes(&frame_of(2, 1, 0, ID, "anything"), 5);
         c.on_bytes(
             &frame_of(
                 1,

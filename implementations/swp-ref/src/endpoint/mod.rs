@@ -5,6 +5,7 @@
 //! back octets to write and the instruction to close. That keeps every protocol decision
 //! unit-testable without sockets (see the tests in [`connection`]).
 
+pub mod a2a;
 pub mod connection;
 pub mod mcp;
 pub mod reply;
@@ -15,7 +16,7 @@ pub use reply::Reject;
 
 /// The profile this endpoint answers: the MCP mapping profile.
 pub const PROFILE_MCP: u64 = 1;
-/// The A2A profile: accepted and not answered until the profile lands.
+/// The A2A profile: the endpoint acts as an A2A agent ([`a2a`]).
 pub const PROFILE_A2A: u64 = 2;
 
 /// Whether this endpoint registers a profile for `profile_id`.

@@ -95,6 +95,19 @@ pub fn put_frame(
     msg_id: Bytes,
     payload: Bytes,
 ) -> Result<(), Oversize> {
+    put_profile_frame(out, limits, PROFILE_MCP, msg_type, ts_unix_ms, msg_id, payload)
+}
+
+/// [`put_frame`] for any profile.
+pub fn put_profile_frame(
+    out: &mut BytesMut,
+    limits: &Limits,
+    profile_id: u64,
+    msg_type: u64,
+    ts_unix_ms: u64,
+    msg_id: Bytes,
+    payload: Bytes,
+) -> Result<(), Oversize> {
     let id_len = msg_id.len();
     if id_len == 0 || id_len < limits.min_msg_id_bytes || id_len > limits.max_msg_id_bytes {
         return Err(Oversize::MsgId {
@@ -111,7 +124,7 @@ pub fn put_frame(
     }
     let env = Envelope {
         version: CORE_VERSION,
-        profile_id: PROFILE_MCP,
+        profile_id,
         msg_type,
         flags: 0,
         ts_unix_ms,
@@ -183,6 +196,8 @@ pub fn error_payload(reject: &Reject, brief: bool) -> Vec<u8> {
 pub const ERROR_ID_PREFIX: &str = "swp-err-";
 /// Prefix of the msg_ids of notifications the endpoint originates (`swp/stream`).
 pub const NOTIFICATION_ID_PREFIX: &str = "swp-ntf-";
+/// Prefix of the msg_ids of A2A messages the endpoint originates (Handshake, Event, Result).
+pub const A2A_ID_PREFIX: &str = "swp-a2a-";
 
 /// The msg_id of an error frame whose rejected frame had none: `swp-err-` and an 8-digit
 /// counter (16 octets, the core-spec's recommended length), widened or narrowed only when
@@ -196,6 +211,11 @@ pub fn error_msg_id(counter: u64, limits: &Limits) -> Bytes {
 /// stay distinct even when narrow bounds leave no room for the prefix.
 pub fn notification_msg_id(counter: u64, limits: &Limits) -> Bytes {
     generated_msg_id(NOTIFICATION_ID_PREFIX, counter, limits)
+}
+
+/// A fresh msg_id for an A2A message the endpoint originates.
+pub fn a2a_msg_id(counter: u64, limits: &Limits) -> Bytes {
+    generated_msg_id(A2A_ID_PREFIX, counter, limits)
 }
 
 fn generated_msg_id(prefix: &str, counter: u64, limits: &Limits) -> Bytes {

@@ -69,6 +69,18 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             Expectation::Silence { ms } => format!("silence {ms} ms"),
             Expectation::Identity => "identity reported".into(),
             Expectation::Forwarded => "forwarded unchanged".into(),
+            Expectation::A2aTasks(tasks) => {
+                let each: Vec<String> = tasks
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "task {}: {} event(s) then Result ok={}",
+                            t.task_id, t.events, t.ok
+                        )
+                    })
+                    .collect();
+                each.join("; ")
+            }
             Expectation::Reply {
                 profile_id,
                 msg_type,

@@ -12,6 +12,7 @@ pub mod legacy;
 pub mod materialize;
 pub mod mcpnative;
 pub mod model;
+pub mod p1;
 pub mod report;
 pub mod schema;
 pub mod select;

@@ -94,7 +94,11 @@ pub enum Expectation {
         payload: Option<Bytes>,
         /// JSON the payload contains.
         payload_json: Option<serde_json::Value>,
+        /// P1 message and fields the payload carries.
+        payload_p1: Option<crate::p1::P1Spec>,
     },
+    /// An A2A agent runs these tasks to their terminal Results.
+    A2aTasks(Vec<crate::catalog::vector::TaskOutcome>),
     /// The identity probe's answer reports the client identity.
     Identity,
     /// The sent octets arrive unchanged on the other side.
@@ -185,6 +189,9 @@ impl Ctx<'_> {
                 Some(n) => Bytes::from(vec![f.byte; self.size(n, "fill")?]),
                 None => return Ok(None),
             },
+            Data::P1(spec) => {
+                Bytes::from(crate::p1::encode(spec).map_err(MaterialiseError::Invalid)?)
+            }
         }))
     }
 }
@@ -464,7 +471,9 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
                 })
                 .transpose()?,
             payload_json: r.payload_json.clone(),
+            payload_p1: r.payload_p1.clone(),
         },
+        Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
     }))
 }
 

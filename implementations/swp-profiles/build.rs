@@ -22,8 +22,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out.join("p1_descriptors.bin"),
         prost::Message::encode_to_vec(&fds),
     )?;
-    prost_build::Config::new()
-        .bytes(["."])
-        .compile_fds(fds)?;
+    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
     Ok(())
 }

@@ -273,6 +273,11 @@ fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
             }
         }
         Data::Text(_) | Data::Json(_) => {}
+        Data::P1(spec) => {
+            if let Err(e) = crate::p1::encode(spec) {
+                sink.at(path, text, "p1", e);
+            }
+        }
     }
 }
 
@@ -533,6 +538,20 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                     }
                     if let Some(d) = &r.payload {
                         check_data(sink, path, text, d, &p);
+                    }
+                    if let Some(spec) = &r.payload_p1 {
+                        if let Err(e) = crate::p1::encode(spec) {
+                            sink.at(path, text, "payload_p1", e);
+                        }
+                    }
+                }
+                Expect::A2aTasks(tasks) => {
+                    for t in tasks {
+                        for b in std::iter::once(&t.task_id).chain(&t.output) {
+                            if let Some(h) = b.strip_prefix("hex:") {
+                                check_hex(sink, path, text, h);
+                            }
+                        }
                     }
                 }
                 Expect::NoResponse(n) => check_num(sink, path, text, &n.ms, &p),

@@ -305,6 +305,9 @@ pub enum Data {
     Json(serde_json::Value),
     /// A repeated octet.
     Fill(Fill),
+    /// A P1 (protobuf) payload: `{a2a.Task: {task_id: "hex:0a0b", kind: echo}}`, encoded
+    /// through the embedded descriptors; `unknown_fields: HEX` beside it appends raw octets.
+    P1(#[schemars(with = "serde_json::Map<String, serde_json::Value>")] crate::p1::P1Spec),
 }
 
 /// A run of one repeated octet.
@@ -356,6 +359,10 @@ pub enum Expect {
     Nothing,
     /// The SUT closes the connection (session).
     Close,
+    /// An A2A agent runs these tasks (session): every A2A frame until all of them ended is
+    /// collected; per task, exactly `events` Events, then exactly one Result with the given
+    /// outcome, nothing after it. Tasks may interleave.
+    A2aTasks(Vec<TaskOutcome>),
     /// No octets arrive for `ms` milliseconds (session).
     Silence(SilenceSpec),
     /// The next frame from the SUT matches (session).
@@ -441,6 +448,30 @@ pub struct ReplySpec {
     /// TLS client certificate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_json: Option<serde_json::Value>,
+    /// The payload decodes as this P1 message and carries these field values (other fields
+    /// and unknown fields are not judged): `{a2a.Result: {ok: true}}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub payload_p1: Option<crate::p1::P1Spec>,
+}
+
+/// What an A2A agent must do with one task (expectation `a2a_tasks`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskOutcome {
+    /// The task_id, as a P1 bytes value (`hex:...` or text).
+    pub task_id: String,
+    /// How many Events precede the Result.
+    #[serde(default)]
+    pub events: u64,
+    /// The Result's `ok`.
+    pub ok: bool,
+    /// The Result's `output`, when given (a P1 bytes value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// A substring of the Result's `error_message`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_contains: Option<String>,
 }
 
 /// Assertions on an accepted frame.

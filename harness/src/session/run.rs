@@ -1191,6 +1191,7 @@ fn run_steps(
                     same_msg_id,
                     payload,
                     payload_json,
+                    payload_p1,
                 } => {
                     let o = conv.next(deadline);
                     let env = match o {
@@ -1239,6 +1240,17 @@ fn run_steps(
                             Err(e) => why = Some(format!("reply payload is not JSON: {e}")),
                         }
                     }
+                    if why.is_none() {
+                        if let Some(spec) = payload_p1 {
+                            why = crate::p1::check(spec, &env.payload).err();
+                            // A2A replies also owe the required fields of their class (§4).
+                            if why.is_none() && env.profile_id == swp_profiles::a2a::PROFILE_ID {
+                                why = swp_profiles::a2a::decode(env.msg_type, &env.payload)
+                                    .err()
+                                    .map(|e| format!("the reply breaks a2a-profile: {e}"));
+                            }
+                        }
+                    }
                     if let Some(w) = why {
                         return Err(fail(
                             Verdict::Fail,
@@ -1248,6 +1260,15 @@ fn run_steps(
                         ));
                     }
                     obs_desc.push("reply".into());
+                }
+                Expectation::A2aTasks(tasks) => {
+                    let silence = Duration::from_millis(conv.spec.timing.silence_ms);
+                    match a2a_tasks(conv, tasks, deadline, silence) {
+                        Ok(o) => obs_desc.push(o),
+                        Err((why, o)) => {
+                            return Err(fail(Verdict::Fail, format!("{label}{why}"), &exp_desc, o))
+                        }
+                    }
                 }
                 Expectation::Identity => {
                     let ptr = identity_probe
@@ -1328,6 +1349,169 @@ fn run_steps(
         crate::evaluate::fold_runs(summary_obs),
         last_code,
     ))
+}
+
+/// Collects A2A frames until every listed task has its Result (or `deadline`), then for a
+/// quiet window, and judges each task: P1-valid messages, the listed number of Events
+/// before exactly one Result with the listed outcome, nothing after it (a2a-profile §6).
+/// Tasks may interleave; only per-task order is judged.
+fn a2a_tasks(
+    conv: &mut Conv,
+    tasks: &[crate::catalog::vector::TaskOutcome],
+    deadline: Instant,
+    silence: Duration,
+) -> Result<String, (String, String)> {
+    use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult};
+    let bytes_of = |s: &str| -> Vec<u8> {
+        match s.strip_prefix("hex:") {
+            Some(h) => hex::decode(h).unwrap_or_default(),
+            None => s.as_bytes().to_vec(),
+        }
+    };
+    // Per listed task: events seen, the Result once seen.
+    let mut state: Vec<(Vec<u8>, u64, Option<A2aResult>)> = tasks
+        .iter()
+        .map(|t| (bytes_of(&t.task_id), 0, None))
+        .collect();
+    let mut frames = 0usize;
+    let mut quiet_until: Option<Instant> = None;
+    loop {
+        let until = quiet_until.unwrap_or(deadline);
+        let o = match conv.next(until) {
+            Some(o) => o,
+            None if quiet_until.is_some() => break,
+            None => {
+                let open: Vec<String> = tasks
+                    .iter()
+                    .zip(&state)
+                    .filter(|(_, s)| s.2.is_none())
+                    .map(|(t, s)| format!("{} ({} event(s) so far)", t.task_id, s.1))
+                    .collect();
+                return Err((
+                    format!("deadline: no Result for task(s) {}", open.join(", ")),
+                    format!("{frames} A2A frame(s), then silence"),
+                ));
+            }
+        };
+        let env = match o {
+            Obs::Reply(e) if e.profile_id == 2 => e,
+            other => {
+                return Err((
+                    format!(
+                        "expected A2A Events and Results, observed {}",
+                        short(&other)
+                    ),
+                    short(&other),
+                ))
+            }
+        };
+        frames += 1;
+        let (task_id, is_result) =
+            match env.msg_type {
+                3 => match <Event as prost::Message>::decode(&env.payload[..]) {
+                    Ok(e) => (e.task_id.to_vec(), None),
+                    Err(e) => {
+                        return Err((
+                            format!("an Event that is not valid P1: {e}"),
+                            "malformed Event".into(),
+                        ))
+                    }
+                },
+                4 => match <A2aResult as prost::Message>::decode(&env.payload[..]) {
+                    Ok(r) => (r.task_id.to_vec(), Some(r)),
+                    Err(e) => {
+                        return Err((
+                            format!("a Result that is not valid P1: {e}"),
+                            "malformed Result".into(),
+                        ))
+                    }
+                },
+                t => return Err((
+                    format!(
+                        "an A2A msg_type {t} frame where only Events (3) and Results (4) belong"
+                    ),
+                    format!("msg_type {t}"),
+                )),
+            };
+        let Some(i) = state.iter().position(|s| s.0 == task_id) else {
+            return Err((
+                format!(
+                    "an A2A message for task_id {}, which no Task of this step opened",
+                    hex::encode(&task_id)
+                ),
+                "a message for an unknown task".into(),
+            ));
+        };
+        let s = &mut state[i];
+        if s.2.is_some() {
+            return Err((
+                format!(
+                    "a {} for task {} after its terminal Result",
+                    if is_result.is_some() {
+                        "Result"
+                    } else {
+                        "Event"
+                    },
+                    tasks[i].task_id
+                ),
+                "a message after the terminal Result".into(),
+            ));
+        }
+        match is_result {
+            None => s.1 += 1,
+            Some(r) => s.2 = Some(r),
+        }
+        if quiet_until.is_none() && state.iter().all(|s| s.2.is_some()) {
+            quiet_until = Some(Instant::now() + silence);
+        }
+    }
+    let mut seen = Vec::new();
+    for (t, (_, events, result)) in tasks.iter().zip(&state) {
+        let Some(r) = result else { continue };
+        if *events != t.events {
+            return Err((
+                format!(
+                    "task {}: {events} Event(s) before the Result, expected {}",
+                    t.task_id, t.events
+                ),
+                format!("{events} event(s)"),
+            ));
+        }
+        if r.ok != t.ok {
+            return Err((
+                format!(
+                    "task {}: Result ok={} ({:?}), expected ok={}",
+                    t.task_id, r.ok, r.error_message, t.ok
+                ),
+                format!("ok={}", r.ok),
+            ));
+        }
+        if let Some(out) = &t.output {
+            if r.output[..] != bytes_of(out)[..] {
+                return Err((
+                    format!(
+                        "task {}: Result output {:?}, expected {out:?}",
+                        t.task_id,
+                        String::from_utf8_lossy(&r.output)
+                    ),
+                    "another output".into(),
+                ));
+            }
+        }
+        if let Some(sub) = &t.error_contains {
+            if !r.error_message.contains(sub.as_str()) {
+                return Err((
+                    format!(
+                        "task {}: error_message {:?} does not contain {sub:?}",
+                        t.task_id, r.error_message
+                    ),
+                    "another error_message".into(),
+                ));
+            }
+        }
+        seen.push(format!("{}: {events} event(s), ok={}", t.task_id, r.ok));
+    }
+    Ok(seen.join("; "))
 }
 
 fn short(o: &Obs) -> String {

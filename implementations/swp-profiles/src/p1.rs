@@ -117,7 +117,10 @@ pub fn message(name: &str) -> Result<MessageDescriptor, P1Error> {
         .find_map(|(short, long)| name.strip_prefix(short).map(|rest| format!("{long}{rest}")))
         .unwrap_or_else(|| name.to_owned());
     pool.get_message_by_name(&full).ok_or_else(|| {
-        let mut known: Vec<String> = pool.all_messages().map(|m| m.full_name().to_owned()).collect();
+        let mut known: Vec<String> = pool
+            .all_messages()
+            .map(|m| m.full_name().to_owned())
+            .collect();
         known.sort();
         P1Error::UnknownMessage(name.to_owned(), known.join(", "))
     })
@@ -148,8 +151,14 @@ mod tests {
         let d = decode("a2a.Task", &bytes).unwrap();
         assert_eq!(d.get_field_by_name("kind").unwrap().as_str(), Some("echo"));
         assert_eq!(d.encode_to_vec(), bytes, "deterministic re-encoding");
-        assert!(matches!(message("a2a.Nope"), Err(P1Error::UnknownMessage(..))));
-        assert!(matches!(decode("a2a.Task", b"\xff\xff"), Err(P1Error::Decode { .. })));
+        assert!(matches!(
+            message("a2a.Nope"),
+            Err(P1Error::UnknownMessage(..))
+        ));
+        assert!(matches!(
+            decode("a2a.Task", b"\xff\xff"),
+            Err(P1Error::Decode { .. })
+        ));
         // Every (profile, msg_type) names a message the descriptors know.
         for (p, t, name) in MESSAGE_FOR {
             assert!(message(name).is_ok(), "{p}/{t}: {name}");

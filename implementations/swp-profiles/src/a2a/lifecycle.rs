@@ -147,7 +147,9 @@ impl Lifecycle {
                 what: "Event",
                 task: hex(&e.task_id),
             }),
-            Some(x) if x.result.is_some() => Err(LifecycleError::EventAfterTerminal(hex(&e.task_id))),
+            Some(x) if x.result.is_some() => {
+                Err(LifecycleError::EventAfterTerminal(hex(&e.task_id)))
+            }
             Some(_) => Ok(Seen::Progress),
         }
     }
@@ -191,34 +193,65 @@ mod tests {
     use super::*;
 
     fn task(id: &'static [u8], input: &'static [u8]) -> Task {
-        Task { task_id: Bytes::from_static(id), kind: "echo".into(), input: Bytes::from_static(input) }
+        Task {
+            task_id: Bytes::from_static(id),
+            kind: "echo".into(),
+            input: Bytes::from_static(input),
+        }
     }
     fn event(id: &'static [u8]) -> Event {
-        Event { task_id: Bytes::from_static(id), message: "x".into(), ..Default::default() }
+        Event {
+            task_id: Bytes::from_static(id),
+            message: "x".into(),
+            ..Default::default()
+        }
     }
     fn result(id: &'static [u8], ok: bool) -> A2aResult {
-        A2aResult { task_id: Bytes::from_static(id), ok, error_message: if ok { String::new() } else { "no".into() }, ..Default::default() }
+        A2aResult {
+            task_id: Bytes::from_static(id),
+            ok,
+            error_message: if ok { String::new() } else { "no".into() },
+            ..Default::default()
+        }
     }
 
     #[test]
     fn the_lifecycle() {
         let mut l = Lifecycle::default();
-        assert!(matches!(l.event("", &event(b"a")), Err(LifecycleError::UnknownTask { .. })));
-        assert!(matches!(l.result("", &result(b"a", true)), Err(LifecycleError::UnknownTask { .. })));
+        assert!(matches!(
+            l.event("", &event(b"a")),
+            Err(LifecycleError::UnknownTask { .. })
+        ));
+        assert!(matches!(
+            l.result("", &result(b"a", true)),
+            Err(LifecycleError::UnknownTask { .. })
+        ));
         assert_eq!(l.task("", &task(b"a", b"1")), Ok(Seen::Opened));
         assert_eq!(l.task("", &task(b"a", b"1")), Ok(Seen::DuplicateTask));
-        assert_eq!(l.task("", &task(b"a", b"2")), Err(LifecycleError::ConflictingTask("61".into())));
+        assert_eq!(
+            l.task("", &task(b"a", b"2")),
+            Err(LifecycleError::ConflictingTask("61".into()))
+        );
         assert_eq!(l.event("", &event(b"a")), Ok(Seen::Progress));
         // Another task interleaves freely.
         assert_eq!(l.task("", &task(b"b", b"")), Ok(Seen::Opened));
         assert_eq!(l.event("", &event(b"b")), Ok(Seen::Progress));
         assert_eq!(l.result("", &result(b"a", true)), Ok(Seen::Closed));
         assert_eq!(l.result("", &result(b"a", true)), Ok(Seen::DuplicateResult));
-        assert_eq!(l.result("", &result(b"a", false)), Err(LifecycleError::ConflictingResult("61".into())));
-        assert_eq!(l.event("", &event(b"a")), Err(LifecycleError::EventAfterTerminal("61".into())));
+        assert_eq!(
+            l.result("", &result(b"a", false)),
+            Err(LifecycleError::ConflictingResult("61".into()))
+        );
+        assert_eq!(
+            l.event("", &event(b"a")),
+            Err(LifecycleError::EventAfterTerminal("61".into()))
+        );
         assert_eq!(l.event("", &event(b"b")), Ok(Seen::Progress));
         // Scopes (peer identities) do not share task_ids.
-        assert!(matches!(l.event("peer-2", &event(b"b")), Err(LifecycleError::UnknownTask { .. })));
+        assert!(matches!(
+            l.event("peer-2", &event(b"b")),
+            Err(LifecycleError::UnknownTask { .. })
+        ));
         assert_eq!(l.task("peer-2", &task(b"a", b"9")), Ok(Seen::Opened));
     }
 

@@ -25,7 +25,9 @@ pub enum A2aMessage {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum A2aError {
     /// msg_type outside 1..=4 (§3).
-    #[error("msg_type {0} is not defined by the A2A profile (1 Handshake, 2 Task, 3 Event, 4 Result)")]
+    #[error(
+        "msg_type {0} is not defined by the A2A profile (1 Handshake, 2 Task, 3 Event, 4 Result)"
+    )]
     UnsupportedMsgType(u64),
     /// Bytes that do not decode as the message for the msg_type (P1 §2).
     #[error("payload does not decode as {message}: {detail}")]
@@ -99,7 +101,11 @@ pub fn decode(msg_type: u64, payload: &[u8]) -> Result<A2aMessage, A2aError> {
             let r: A2aResult = parse("Result", payload)?;
             need(!r.task_id.is_empty(), "Result", "task_id")?;
             // §4: a failure carries its reason. A success's output may be empty bytes.
-            need(r.ok || !r.error_message.is_empty(), "Result", "error_message")?;
+            need(
+                r.ok || !r.error_message.is_empty(),
+                "Result",
+                "error_message",
+            )?;
             Ok(A2aMessage::Result(r))
         }
         other => Err(A2aError::UnsupportedMsgType(other)),
@@ -132,21 +138,37 @@ mod tests {
 
     #[test]
     fn required_fields() {
-        assert!(matches!(decode(MSG_TASK, &task(b"t", "echo")), Ok(A2aMessage::Task(_))));
+        assert!(matches!(
+            decode(MSG_TASK, &task(b"t", "echo")),
+            Ok(A2aMessage::Task(_))
+        ));
         assert_eq!(
             decode(MSG_TASK, &task(b"", "echo")),
-            Err(A2aError::MissingField { message: "Task", field: "task_id" })
+            Err(A2aError::MissingField {
+                message: "Task",
+                field: "task_id"
+            })
         );
         assert_eq!(
             decode(MSG_TASK, &task(b"t", "")).unwrap_err().code(),
             ErrorCode::InvalidProfilePayload
         );
-        let fail = A2aResult { task_id: Bytes::from_static(b"t"), ok: false, ..Default::default() };
+        let fail = A2aResult {
+            task_id: Bytes::from_static(b"t"),
+            ok: false,
+            ..Default::default()
+        };
         assert!(decode(MSG_RESULT, &fail.encode_to_vec()).is_err());
-        let ev = Event { task_id: Bytes::from_static(b"t"), ..Default::default() };
+        let ev = Event {
+            task_id: Bytes::from_static(b"t"),
+            ..Default::default()
+        };
         assert!(decode(MSG_EVENT, &ev.encode_to_vec()).is_err());
         assert!(decode(MSG_HANDSHAKE, &Handshake::default().encode_to_vec()).is_err());
-        assert_eq!(decode(5, b"").unwrap_err().code(), ErrorCode::UnsupportedMsgType);
+        assert_eq!(
+            decode(5, b"").unwrap_err().code(),
+            ErrorCode::UnsupportedMsgType
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //!
 //! Malformed input (`events`, `sum`) ends in Result ok=false, "malformed task input: ..."
 //! (§8: profile failures surface as a terminal Result). A Task equal to one already seen is
-//! idempotent: the terminal Result is sent again and nothing runs twice. Events and Results
+//! idempotent: nothing runs twice and nothing is sent, since §6 forbids a second Result. Events and Results
 //! received are accepted silently when the lifecycle allows them, ignored when they repeat
 //! the terminal Result, and rejected otherwise.
 
@@ -90,9 +90,9 @@ fn run(t: &Task) -> (Vec<Event>, A2aResult) {
             ),
         },
         "sum" => {
-            let parsed: Option<Vec<i64>> = text.ok().and_then(|s| {
-                s.split(',').map(|x| x.trim().parse::<i64>().ok()).collect()
-            });
+            let parsed: Option<Vec<i64>> = text
+                .ok()
+                .and_then(|s| s.split(',').map(|x| x.trim().parse::<i64>().ok()).collect());
             match parsed.and_then(|v| v.into_iter().try_fold(0i64, i64::checked_add)) {
                 Some(total) => (vec![], ok(Bytes::from(total.to_string()))),
                 None => (
@@ -104,7 +104,10 @@ fn run(t: &Task) -> (Vec<Event>, A2aResult) {
                 ),
             }
         }
-        other => (vec![], failure(&t.task_id, format!("unsupported capability: {other}"))),
+        other => (
+            vec![],
+            failure(&t.task_id, format!("unsupported capability: {other}")),
+        ),
     }
 }
 
@@ -116,24 +119,24 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return Action::Reject(Reject::profile(e.code(), e.to_string())),
         };
-        let reject = |e: a2a::LifecycleError| Action::Reject(Reject::profile(e.code(), e.to_string()));
+        let reject =
+            |e: a2a::LifecycleError| Action::Reject(Reject::profile(e.code(), e.to_string()));
         match msg {
             A2aMessage::Handshake(_) => {
                 let h = Handshake {
                     agent_id: AGENT_ID.into(),
                     capabilities: CAPABILITIES.iter().map(|c| (*c).to_owned()).collect(),
                 };
-                Action::Send(vec![(a2a::MSG_HANDSHAKE, encode(&A2aMessage::Handshake(h)))])
+                Action::Send(vec![(
+                    a2a::MSG_HANDSHAKE,
+                    encode(&A2aMessage::Handshake(h)),
+                )])
             }
             A2aMessage::Task(t) => match self.lifecycle.task(scope, &t) {
                 Err(e) => reject(e),
-                Ok(Seen::DuplicateTask) => match self.lifecycle.terminal(scope, &t.task_id) {
-                    Some(r) => Action::Send(vec![(
-                        a2a::MSG_RESULT,
-                        encode(&A2aMessage::Result(r.clone())),
-                    )]),
-                    None => Action::Nothing,
-                },
+                // Idempotent: the task already ran (or is running), and §6 forbids sending
+                // its Result twice, so an equivalent duplicate gets nothing.
+                Ok(Seen::DuplicateTask) => Action::Nothing,
                 Ok(_) => {
                     let (events, result) = run(&t);
                     let mut out = Vec::with_capacity(events.len() + 1);
@@ -207,9 +210,17 @@ mod tests {
             (b"t5", "translate", b"", "unsupported capability: translate"),
             (b"t6", "fail", b"", "execution failed"),
         ] {
-            let p = Task { task_id: Bytes::copy_from_slice(id), kind: kind.into(), input: Bytes::copy_from_slice(input) }.encode_to_vec();
+            let p = Task {
+                task_id: Bytes::copy_from_slice(id),
+                kind: kind.into(),
+                input: Bytes::copy_from_slice(input),
+            }
+            .encode_to_vec();
             let out = sent(ag.handle(2, &p, None));
-            assert!(matches!(&out[..], [(4, A2aMessage::Result(r))] if !r.ok && r.error_message.contains(why)), "{kind}: {out:?}");
+            assert!(
+                matches!(&out[..], [(4, A2aMessage::Result(r))] if !r.ok && r.error_message.contains(why)),
+                "{kind}: {out:?}"
+            );
         }
     }
 
@@ -217,27 +228,68 @@ mod tests {
     fn lifecycle_is_enforced_on_the_channel() {
         let mut ag = Agent::default();
         let first = sent(ag.handle(2, &task(b"t", "echo", b"a"), None));
-        // Equivalent duplicate: the same terminal Result again, nothing re-run.
-        assert_eq!(sent(ag.handle(2, &task(b"t", "echo", b"a"), None)), first);
-        assert_eq!(code(ag.handle(2, &task(b"t", "echo", b"b"), None)), ErrorCode::InvalidProfilePayload);
-        let ev = Event { task_id: Bytes::from_static(b"t"), message: "late".into(), ..Default::default() }.encode_to_vec();
-        assert_eq!(code(ag.handle(3, &ev, None)), ErrorCode::InvalidProfilePayload);
-        let A2aMessage::Result(r) = &first[0].1 else { panic!() };
+        // Equivalent duplicate: nothing re-run, nothing sent.
+        assert_eq!(
+            ag.handle(2, &task(b"t", "echo", b"a"), None),
+            Action::Nothing
+        );
+        assert_eq!(
+            code(ag.handle(2, &task(b"t", "echo", b"b"), None)),
+            ErrorCode::InvalidProfilePayload
+        );
+        let ev = Event {
+            task_id: Bytes::from_static(b"t"),
+            message: "late".into(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(
+            code(ag.handle(3, &ev, None)),
+            ErrorCode::InvalidProfilePayload
+        );
+        let A2aMessage::Result(r) = &first[0].1 else {
+            panic!()
+        };
         assert_eq!(ag.handle(4, &r.encode_to_vec(), None), Action::Nothing);
-        let conflicting = A2aResult { ok: false, error_message: "x".into(), ..r.clone() }.encode_to_vec();
-        assert_eq!(code(ag.handle(4, &conflicting, None)), ErrorCode::InvalidProfilePayload);
-        let unknown = Event { task_id: Bytes::from_static(b"zz"), message: "m".into(), ..Default::default() }.encode_to_vec();
-        assert_eq!(code(ag.handle(3, &unknown, None)), ErrorCode::InvalidProfilePayload);
+        let conflicting = A2aResult {
+            ok: false,
+            error_message: "x".into(),
+            ..r.clone()
+        }
+        .encode_to_vec();
+        assert_eq!(
+            code(ag.handle(4, &conflicting, None)),
+            ErrorCode::InvalidProfilePayload
+        );
+        let unknown = Event {
+            task_id: Bytes::from_static(b"zz"),
+            message: "m".into(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(
+            code(ag.handle(3, &unknown, None)),
+            ErrorCode::InvalidProfilePayload
+        );
         assert_eq!(code(ag.handle(5, b"", None)), ErrorCode::UnsupportedMsgType);
         // Under S1 the lifecycle is scoped to the peer identity.
-        assert!(matches!(ag.handle(3, &ev, Some("spiffe://other")), Action::Reject(_)));
+        assert!(matches!(
+            ag.handle(3, &ev, Some("spiffe://other")),
+            Action::Reject(_)
+        ));
     }
 
     #[test]
     fn handshake_advertises_capabilities() {
         let mut ag = Agent::default();
-        let h = Handshake { agent_id: "peer".into(), capabilities: vec![] }.encode_to_vec();
+        let h = Handshake {
+            agent_id: "peer".into(),
+            capabilities: vec![],
+        }
+        .encode_to_vec();
         let out = sent(ag.handle(1, &h, None));
-        assert!(matches!(&out[0], (1, A2aMessage::Handshake(h)) if h.agent_id == AGENT_ID && h.capabilities.len() == 4));
+        assert!(
+            matches!(&out[0], (1, A2aMessage::Handshake(h)) if h.agent_id == AGENT_ID && h.capabilities.len() == 4)
+        );
     }
 }

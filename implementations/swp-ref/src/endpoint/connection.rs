@@ -2,9 +2,9 @@
 //! the instruction to close out. It owns the `swp_core::Receiver`, the in-flight `msg_id`
 //! set and the responses waiting for their deadline.
 
+use super::a2a::{self, Agent};
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::reply::{self, Oversize, Reject};
-use super::a2a::{self, Agent};
 use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
@@ -329,7 +329,10 @@ impl Connection {
     }
 
     fn a2a(&mut self, env: Envelope, now_ms: u64) {
-        match self.agent.handle(env.msg_type, &env.payload, self.identity.as_deref()) {
+        match self
+            .agent
+            .handle(env.msg_type, &env.payload, self.identity.as_deref())
+        {
             a2a::Action::Nothing => {}
             a2a::Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
             a2a::Action::Send(msgs) => {
@@ -346,7 +349,10 @@ impl Connection {
                         id,
                         Bytes::from(payload),
                     ) {
-                        let r = Reject::profile(ErrorCode::PayloadTooLarge, format!("A2A message not sent: {e}"));
+                        let r = Reject::profile(
+                            ErrorCode::PayloadTooLarge,
+                            format!("A2A message not sent: {e}"),
+                        );
                         self.error_frame(r, Some(env.msg_id), now_ms);
                         return;
                     }

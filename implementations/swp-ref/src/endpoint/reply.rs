@@ -95,7 +95,15 @@ pub fn put_frame(
     msg_id: Bytes,
     payload: Bytes,
 ) -> Result<(), Oversize> {
-    put_profile_frame(out, limits, PROFILE_MCP, msg_type, ts_unix_ms, msg_id, payload)
+    put_profile_frame(
+        out,
+        limits,
+        PROFILE_MCP,
+        msg_type,
+        ts_unix_ms,
+        msg_id,
+        payload,
+    )
 }
 
 /// [`put_frame`] for any profile.

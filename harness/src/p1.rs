@@ -1,0 +1,226 @@
+//! P1 payloads in vectors: a message named by its protobuf name (or alias, `a2a.Task`) with
+//! its fields as YAML, encoded through the embedded descriptors (prost-reflect), and reply
+//! payloads decoded by name and compared on their semantic fields (P1 §4: conformance is
+//! judged on decoded fields; unknown fields are ignored).
+//!
+//! Field values: strings, booleans, numbers, lists for repeated fields, maps for nested
+//! messages; a `bytes` field takes `"hex:0a0b"` for octets or any other string for its
+//! UTF-8 octets.
+
+use bytes::Bytes;
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, Value};
+use serde_json::{Map, Value as Json};
+
+/// A P1 payload spec: `{MESSAGE: {field: value, ...}}`, optionally with `unknown_fields:
+/// HEX` appended raw after the encoding (a forward-compatibility probe).
+pub type P1Spec = Map<String, Json>;
+
+/// The message name and fields of a spec.
+pub fn parts(spec: &P1Spec) -> Result<(&str, &Json, Option<&str>), String> {
+    let mut named = spec.iter().filter(|(k, _)| k.as_str() != "unknown_fields");
+    let (Some((name, fields)), None) = (named.next(), named.next()) else {
+        return Err("a p1 payload names exactly one message: `{a2a.Task: {...}}`".into());
+    };
+    let extra = match spec.get("unknown_fields") {
+        None => None,
+        Some(Json::String(h)) => Some(h.as_str()),
+        Some(_) => return Err("`unknown_fields` takes hex digits".into()),
+    };
+    Ok((name, fields, extra))
+}
+
+fn hex(h: &str) -> Result<Vec<u8>, String> {
+    let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    ::hex::decode(&clean).map_err(|e| format!("hex {h:?}: {e}"))
+}
+
+fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, String> {
+    let name = field.name();
+    let bad = || format!("field {name}: {v} is not a valid {kind:?}");
+    Ok(match kind {
+        Kind::Bytes => match v {
+            Json::String(s) => match s.strip_prefix("hex:") {
+                Some(h) => Value::Bytes(Bytes::from(hex(h)?)),
+                None => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
+            },
+            _ => return Err(bad()),
+        },
+        Kind::String => Value::String(v.as_str().ok_or_else(bad)?.to_owned()),
+        Kind::Bool => Value::Bool(v.as_bool().ok_or_else(bad)?),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(
+            v.as_i64()
+                .and_then(|n| i32::try_from(n).ok())
+                .ok_or_else(bad)?,
+        ),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(v.as_i64().ok_or_else(bad)?),
+        Kind::Uint32 | Kind::Fixed32 => Value::U32(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(bad)?,
+        ),
+        Kind::Uint64 | Kind::Fixed64 => Value::U64(v.as_u64().ok_or_else(bad)?),
+        Kind::Float => Value::F32(v.as_f64().ok_or_else(bad)? as f32),
+        Kind::Double => Value::F64(v.as_f64().ok_or_else(bad)?),
+        Kind::Enum(e) => match v {
+            Json::String(s) => Value::EnumNumber(
+                e.get_value_by_name(s)
+                    .ok_or_else(|| format!("field {name}: no enum value {s}"))?
+                    .number(),
+            ),
+            _ => Value::EnumNumber(
+                v.as_i64()
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or_else(bad)?,
+            ),
+        },
+        Kind::Message(m) => Value::Message(message(m, v)?),
+    })
+}
+
+fn value(field: &FieldDescriptor, v: &Json) -> Result<Value, String> {
+    let kind = field.kind();
+    if field.is_list() {
+        let items = v
+            .as_array()
+            .ok_or_else(|| format!("field {} is repeated: give a list", field.name()))?;
+        return Ok(Value::List(
+            items
+                .iter()
+                .map(|x| scalar(field, &kind, x))
+                .collect::<Result<_, _>>()?,
+        ));
+    }
+    if field.is_map() {
+        return Err(format!(
+            "field {}: map fields are not supported in vectors",
+            field.name()
+        ));
+    }
+    scalar(field, &kind, v)
+}
+
+fn message(desc: &MessageDescriptor, fields: &Json) -> Result<DynamicMessage, String> {
+    let obj = match fields {
+        Json::Object(o) => o,
+        Json::Null => &Map::new(),
+        _ => return Err(format!("{}: give its fields as a map", desc.full_name())),
+    };
+    let mut m = DynamicMessage::new(desc.clone());
+    for (k, v) in obj {
+        let f = desc.get_field_by_name(k).ok_or_else(|| {
+            let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
+            format!(
+                "{} has no field {k:?} (fields: {})",
+                desc.full_name(),
+                names.join(", ")
+            )
+        })?;
+        let val = value(&f, v)?;
+        m.try_set_field(&f, val)
+            .map_err(|e| format!("field {k}: {e}"))?;
+    }
+    Ok(m)
+}
+
+/// Encodes a spec into payload octets (deterministic: fields in number order).
+pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, String> {
+    let (name, fields, extra) = parts(spec)?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
+    let mut out = prost::Message::encode_to_vec(&message(&desc, fields)?);
+    if let Some(h) = extra {
+        out.extend_from_slice(&hex(h)?);
+    }
+    Ok(out)
+}
+
+/// Whether `payload` decodes as the spec's message and carries every listed field value.
+pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
+    let (name, fields, _) = parts(spec)?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
+    let got = DynamicMessage::decode(desc.clone(), payload)
+        .map_err(|e| format!("the payload does not decode as {}: {e}", desc.full_name()))?;
+    let want = message(&desc, fields)?;
+    for (f, v) in want.fields() {
+        let seen = got.get_field(&f);
+        if seen.as_ref() != v {
+            return Err(format!(
+                "{}.{} is {} instead of {}",
+                desc.name(),
+                f.name(),
+                show(&seen),
+                show(v)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A short rendering of a field value for failure messages.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) if s.chars().all(|c| !c.is_control()) => format!("{s:?}"),
+            _ => format!("hex:{}", ::hex::encode(b)),
+        },
+        Value::String(s) => format!("{s:?}"),
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(v: Json) -> P1Spec {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn encode_and_check() {
+        let s = spec(json!({"a2a.Task": {"task_id": "hex:0102", "kind": "echo", "input": "hi"}}));
+        let b = encode(&s).unwrap();
+        assert_eq!(
+            b,
+            [0x0a, 0x02, 0x01, 0x02, 0x12, 0x04, b'e', b'c', b'h', b'o', 0x1a, 0x02, b'h', b'i']
+        );
+        check(&s, &b).unwrap();
+        check(&spec(json!({"a2a.Task": {"kind": "echo"}})), &b).unwrap();
+        let e = check(&spec(json!({"a2a.Task": {"kind": "fail"}})), &b).unwrap_err();
+        assert!(
+            e.contains("Task.kind is \"echo\" instead of \"fail\""),
+            "{e}"
+        );
+        let with_unknown = encode(&spec(
+            json!({"a2a.Task": {"kind": "x"}, "unknown_fields": "7801"}),
+        ))
+        .unwrap();
+        assert!(with_unknown.ends_with(&[0x78, 0x01]));
+        let h = encode(&spec(
+            json!({"a2a.Handshake": {"agent_id": "a", "capabilities": ["x", "y"]}}),
+        ))
+        .unwrap();
+        check(
+            &spec(json!({"a2a.Handshake": {"capabilities": ["x", "y"]}})),
+            &h,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        for (v, want) in [
+            (json!({"a2a.Task": {"nope": 1}}), "has no field \"nope\""),
+            (json!({"a2a.Task": {"kind": 5}}), "field kind"),
+            (json!({"a2a.Nope": {}}), "no P1 message named"),
+            (
+                json!({"a2a.Task": {}, "a2a.Event": {}}),
+                "exactly one message",
+            ),
+            (json!({"a2a.Task": {"task_id": "hex:zz"}}), "hex"),
+        ] {
+            let e = encode(&spec(v)).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The `a2a` namespace against broken A2A agents (the `bada2a` example, a proxy in front of
+//! the reference endpoint that changes one behaviour): each is caught by exactly the vectors
+//! of the requirement it breaks, and the unbroken proxy passes everything. The reference
+//! itself runs the namespace over stdio and TLS in tests/catalog.rs.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use swp_conform::catalog::{self, Catalog};
+use swp_conform::model::Verdict;
+use swp_conform::session::run::SessionEngine;
+use swp_conform::sut::Sut;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn bada2a() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
+    let p = dir.join("examples").join("bada2a");
+    if !p.is_file() {
+        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+            .current_dir(root())
+            .args(["build", "-q", "-p", "swp-conform", "--example", "bada2a"])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    p
+}
+
+fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"name: bada2a-{mode}
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
+methods: [session]
+claims: {{class: C2, profiles: [1, 2]}}
+limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
+session:
+  transport: stdio
+  reject_signal:
+    mode: error-frame
+    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#,
+        bada2a().display()
+    );
+    let p = dir.join(format!("bada2a-{mode}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn catalog() -> Catalog {
+    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The short ids (`a2a_0004`) of the a2a vectors that do not pass against `mode`.
+fn failing(mode: &str) -> BTreeSet<String> {
+    let cat = catalog();
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("a2a-{mode}"));
+    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == "a2a")
+        .collect();
+    assert!(plan.len() >= 22, "{} a2a vectors", plan.len());
+    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
+    let rs = eng.run(&plan, |_| {});
+    for r in &rs {
+        if r.verdict != Verdict::Pass {
+            eprintln!(
+                "{mode}: {} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            );
+        }
+    }
+    rs.iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| r.vector_id[..8].to_owned())
+        .collect()
+}
+
+fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_unbroken_proxy_passes_every_a2a_vector() {
+    assert_eq!(failing("none"), set(&[]));
+}
+
+#[test]
+fn accepting_an_event_after_the_terminal_result_is_caught() {
+    assert_eq!(
+        failing("accept-post-terminal"),
+        set(&["a2a_0004", "a2a_0010"])
+    );
+}
+
+#[test]
+fn accepting_a_conflicting_duplicate_task_is_caught() {
+    assert_eq!(failing("accept-conflicting-task"), set(&["a2a_0009"]));
+}
+
+#[test]
+fn rejecting_unknown_protobuf_fields_is_caught() {
+    assert_eq!(failing("reject-unknown-fields"), set(&["a2a_0103"]));
+}

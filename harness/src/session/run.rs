@@ -1406,33 +1406,34 @@ fn a2a_tasks(
             }
         };
         frames += 1;
-        let (task_id, is_result) =
-            match env.msg_type {
-                3 => match <Event as prost::Message>::decode(&env.payload[..]) {
-                    Ok(e) => (e.task_id.to_vec(), None),
-                    Err(e) => {
-                        return Err((
-                            format!("an Event that is not valid P1: {e}"),
-                            "malformed Event".into(),
-                        ))
-                    }
-                },
-                4 => match <A2aResult as prost::Message>::decode(&env.payload[..]) {
-                    Ok(r) => (r.task_id.to_vec(), Some(r)),
-                    Err(e) => {
-                        return Err((
-                            format!("a Result that is not valid P1: {e}"),
-                            "malformed Result".into(),
-                        ))
-                    }
-                },
-                t => return Err((
+        let (task_id, is_result) = match env.msg_type {
+            3 => match <Event as prost::Message>::decode(&env.payload[..]) {
+                Ok(e) => (e.task_id.to_vec(), None),
+                Err(e) => {
+                    return Err((
+                        format!("an Event that is not valid P1: {e}"),
+                        "malformed Event".into(),
+                    ))
+                }
+            },
+            4 => match <A2aResult as prost::Message>::decode(&env.payload[..]) {
+                Ok(r) => (r.task_id.to_vec(), Some(r)),
+                Err(e) => {
+                    return Err((
+                        format!("a Result that is not valid P1: {e}"),
+                        "malformed Result".into(),
+                    ))
+                }
+            },
+            t => {
+                return Err((
                     format!(
                         "an A2A msg_type {t} frame where only Events (3) and Results (4) belong"
                     ),
                     format!("msg_type {t}"),
-                )),
-            };
+                ))
+            }
+        };
         let Some(i) = state.iter().position(|s| s.0 == task_id) else {
             return Err((
                 format!(

@@ -1069,7 +1069,7 @@ pub fn run_dir(
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: false,
-            transcripts: Default::default(),
+            ..Default::default()
         },
         SutInfo {
             name: sut.manifest.name.clone(),

@@ -189,7 +189,7 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
                 duration_ms: started.elapsed().as_millis() as u64,
                 command: vec!["cargo test -p swp-conform --test mcp_native".into()],
                 interrupted: false,
-                transcripts: Default::default(),
+                ..Default::default()
             },
             SutInfo {
                 name: sut.manifest.name.clone(),

@@ -242,7 +242,6 @@ fn pattern(sel: &Select) -> String {
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one per command-line option")]
 fn run(
     sel: &Select,
     sut_path: &Option<PathBuf>,

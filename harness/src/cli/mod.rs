@@ -310,3 +310,95 @@ pub fn diff_cli(old: &Path, new: &Path) -> Result<bool, String> {
         .iter()
         .any(|c| c.kind == crate::report::diff::Kind::Regression))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Verdict;
+
+    fn catalog() -> Catalog {
+        crate::catalog::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn shards_are_disjoint_and_cover_the_plan() {
+        let cat = catalog();
+        let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
+        let mut seen = Vec::new();
+        for index in 1..=4 {
+            let ids = |p: Vec<&LoadedVector>| -> Vec<String> {
+                p.iter().map(|lv| lv.vector.id.clone()).collect()
+            };
+            let part = ids(shard_plan(&plan, Shard { index, count: 4 }));
+            assert_eq!(part, ids(shard_plan(&plan, Shard { index, count: 4 })));
+            seen.extend(part);
+        }
+        seen.sort();
+        let all: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        assert_eq!(seen, all);
+        assert!(parse_shard("0/2").is_err() && parse_shard("3/2").is_err());
+        assert!(parse_shard("x").is_err() && parse_shard("1/1001").is_err());
+        assert_eq!(parse_shard("2/3").map(|s| s.to_string()), Ok("2/3".into()));
+    }
+
+    /// A fake SUT: each vector fails until it has been run `fails_before_pass` times.
+    #[test]
+    fn flaky_vectors_are_retried_only_while_unexpected() {
+        let cat = catalog();
+        let plan: Vec<&LoadedVector> = cat.vectors.iter().take(3).collect();
+        let ids: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        // ids[0]: flaky, fails once then passes → retried once, settles.
+        // ids[1]: flaky, listed as an expected failure and fails → never retried.
+        // ids[2]: flaky with 2 retries, always fails unexpectedly → run 3 times.
+        let b = Baseline::parse(&format!(
+            "expected_failures:\n  - vector: {1}\nflaky:\n  - vector: {0}\n  - vector: {1}\n  - vector: {2}\n",
+            ids[0], ids[1], ids[2]
+        ))
+        .unwrap();
+        let mut runs: std::collections::BTreeMap<String, u32> = Default::default();
+        let mut exec = |p: &[&LoadedVector],
+                        _: &mut dyn FnMut(&VectorResult)|
+         -> Result<(Vec<VectorResult>, String), String> {
+            let rs = p
+                .iter()
+                .map(|lv| {
+                    let n = runs.entry(lv.vector.id.clone()).or_default();
+                    *n += 1;
+                    let mut r = VectorResult::new(
+                        lv.vector.id.clone(),
+                        lv.vector.namespace.clone(),
+                        String::new(),
+                        vec![],
+                        true,
+                    );
+                    let pass = lv.vector.id == ids[0] && *n > 1;
+                    r.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+                    r.pass = pass;
+                    r
+                })
+                .collect();
+            Ok((rs, "fake".into()))
+        };
+        let (mut results, _) = exec(&plan, &mut |_| {}).unwrap();
+        let retried = retry_flaky(&b, false, &plan, &mut results, &mut exec).unwrap();
+        assert_eq!(runs[&ids[0]], 2);
+        assert_eq!(runs[&ids[1]], 1, "an expected result is never retried");
+        assert_eq!(runs[&ids[2]], 3);
+        assert_eq!(results[0].verdict, Verdict::Pass);
+        let mut want = vec![
+            Retry {
+                vector_id: ids[0].clone(),
+                attempts: 2,
+                settled: true,
+            },
+            Retry {
+                vector_id: ids[2].clone(),
+                attempts: 3,
+                settled: false,
+            },
+        ];
+        want.sort_by(|x, y| x.vector_id.cmp(&y.vector_id));
+        assert_eq!(retried, want);
+    }
+}

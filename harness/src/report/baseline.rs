@@ -6,11 +6,12 @@
 
 use crate::model::{VectorResult, Verdict};
 use crate::report::json::fails_run;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 /// The baseline file (YAML).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
     /// Vectors expected not to pass.
@@ -22,7 +23,7 @@ pub struct Baseline {
 }
 
 /// One expected failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedFailure {
     /// Vector id.
@@ -39,7 +40,7 @@ pub struct ExpectedFailure {
 }
 
 /// A flaky declaration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Flaky {
     /// Vector id.
@@ -81,7 +82,7 @@ pub enum BaselineError {
 }
 
 /// How a result departs from the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DeviationKind {
     /// Listed as failing, but passed.
@@ -93,7 +94,7 @@ pub enum DeviationKind {
 }
 
 /// One deviation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Deviation {
     /// Vector id.
     pub vector_id: String,
@@ -106,7 +107,7 @@ pub struct Deviation {
 }
 
 /// A flaky vector that was retried.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Retry {
     /// Vector id.
     pub vector_id: String,
@@ -117,7 +118,7 @@ pub struct Retry {
 }
 
 /// The baseline's judgement of a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BaselineOutcome {
     /// Listed failures that failed as listed.
     pub expected_failures: usize,

@@ -7,6 +7,7 @@ use crate::catalog::Catalog;
 use crate::model::Verdict;
 use crate::report::json::Report;
 use crate::select::class_namespaces;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -27,7 +28,7 @@ pub fn class_title(class: &str) -> &'static str {
 }
 
 /// Where a class stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClassStatus {
     /// Every required namespace ran completely and every applicable vector passed.
@@ -54,7 +55,7 @@ impl ClassStatus {
 }
 
 /// One required namespace's counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NamespaceStatus {
     /// Namespace.
     pub namespace: String,
@@ -69,7 +70,7 @@ pub struct NamespaceStatus {
 }
 
 /// One class's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClassVerdict {
     /// `C0`..`C5`.
     pub class: String,

@@ -5,11 +5,12 @@ use crate::model::{TranscriptEntry, VectorResult, Verdict};
 use crate::report::baseline::BaselineOutcome;
 use crate::report::classes::ClassVerdict;
 use crate::report::requirements::RequirementVerdict;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The `run` block: the only place for wall-clock and environment data.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RunInfo {
     /// Effective selection, as v1's `pattern`.
     pub pattern: String,
@@ -37,7 +38,7 @@ pub struct RunInfo {
 }
 
 /// What a merged report keeps of one shard's run block.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ShardRun {
     /// Which shard (`K/N`).
     pub shard: String,
@@ -51,7 +52,7 @@ pub struct ShardRun {
 
 /// Which part of the plan a sharded run executed: every vector whose position in the
 /// id-ordered plan is `index - 1` modulo `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Shard {
     /// 1-based shard number `K`.
     pub index: u32,
@@ -66,7 +67,7 @@ impl std::fmt::Display for Shard {
 }
 
 /// Digests that identify what was tested with what.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Digests {
     /// SHA-256 of the SUT manifest's text.
     pub sut_manifest_sha256: String,
@@ -75,7 +76,7 @@ pub struct Digests {
 }
 
 /// A vector that was not executed, and why.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
     /// Vector id.
     pub vector_id: String,
@@ -95,7 +96,7 @@ pub struct Skipped {
 }
 
 /// The report document.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Output schema version (1: the spec kit's v1 fields, plus additions).
     pub schema_version: u32,
@@ -154,7 +155,7 @@ pub struct Report {
 }
 
 /// Identity of the SUT.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SutInfo {
     /// Manifest name.
     pub name: String,

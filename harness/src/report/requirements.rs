@@ -5,11 +5,14 @@ use crate::catalog::requirements::Testable;
 use crate::catalog::Catalog;
 use crate::model::{VectorResult, Verdict};
 use crate::report::json::Report;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// The verdict on one requirement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReqVerdict {
     /// A vector naming it failed and it is absolute (MUST, SHALL, REQUIRED).
@@ -55,7 +58,7 @@ impl ReqVerdict {
 }
 
 /// One requirement's verdict with what it rests on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RequirementVerdict {
     /// Canonical ID.
     pub id: String,

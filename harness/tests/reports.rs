@@ -202,6 +202,10 @@ fn browser_check(html: &Path) -> Option<String> {
         .expect("run scripts/check-html-report.sh");
     match o.status.code() {
         Some(0) => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Some(3) if std::env::var("SWP_REQUIRE_BROWSER").as_deref() == Ok("1") => panic!(
+            "SWP_REQUIRE_BROWSER=1 but no browser: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
         Some(3) => {
             eprintln!(
                 "SKIPPED: no chromium here and it cannot be installed: {}",

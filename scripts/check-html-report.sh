@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders a report.html in headless Chromium and checks that its script ran without errors
-# and counted the same requirement and vector verdicts as the harness rendered.
+# and counted the same requirement and vector verdicts as the harness rendered; the page's
+# self-test (#selftest) also filters to one verdict and opens a vector's transcript.
 #
 #   scripts/check-html-report.sh out/report.html
 #
@@ -40,7 +41,7 @@ trap 'rm -rf "$tmp"' EXIT
 # --virtual-time-budget lets the page's script finish before the DOM is dumped.
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
   --no-first-run --user-data-dir="$tmp/profile" --enable-logging=stderr --v=0 \
-  --virtual-time-budget=5000 --dump-dom "file://$abs" >"$tmp/dom.html" 2>"$tmp/log" || {
+  --virtual-time-budget=5000 --dump-dom "file://$abs#selftest" >"$tmp/dom.html" 2>"$tmp/log" || {
   echo "check-html-report: $browser failed:" >&2; cat "$tmp/log" >&2; exit 1; }
 check=$(grep -o '<div id="check"[^>]*>' "$tmp/dom.html" || true)
 fail() { echo "check-html-report: $*" >&2; echo "$check" >&2; exit 1; }
@@ -52,6 +53,8 @@ fi
 attr() { sed -n "s/.* $1=\"\([^\"]*\)\".*/\1/p" <<<"$check"; }
 [ "$(attr data-status)" = ok ] || fail "the page's script did not finish (data-status=$(attr data-status))"
 [ -z "$(attr data-errors)" ] || fail "script errors: $(attr data-last-error)"
+[ "$(attr data-js-filter)" = ok ] || fail "filtering to one verdict: $(attr data-js-filter)"
+[ "$(attr data-js-transcript)" = ok ] || fail "a vector's transcript did not render on demand"
 for kind in req vec; do
   [ "$(attr data-js-$kind-total)" = "$(attr data-$kind-total)" ] ||
     fail "$kind total: rendered $(attr data-$kind-total), browser counted $(attr data-js-$kind-total)"

@@ -4,4 +4,4 @@
 # with `git diff reports/reference` before committing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-INSTA_UPDATE=always cargo test -p swp-conform --test reports -- reference_
+INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls

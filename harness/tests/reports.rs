@@ -5,7 +5,7 @@
 //! broken deployment of it.
 //!
 //! Regenerate the committed reports after an intended change:
-//! `INSTA_UPDATE=always cargo test -p swp-conform --test reports reference_`
+//! `INSTA_UPDATE=always cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls`
 //! (or `scripts/update-reference-reports.sh`).
 
 use std::io::Read;
@@ -80,6 +80,9 @@ fn snapshot(dir: &str, rep: &Report) {
     settings.set_snapshot_path(root().join("reports/reference").join(dir));
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
+    settings.set_description(
+        "the reference's report, run block redacted; regenerate: scripts/update-reference-reports.sh",
+    );
     settings.bind(|| {
         for (name, text) in render_all(&rep.redacted()) {
             insta::assert_snapshot!(name, text);

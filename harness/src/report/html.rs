@@ -100,6 +100,17 @@ const SCRIPT: &str = r#"
     b.closest('tr').after(tr);
   });
   apply();
+  // With #selftest in the URL the page exercises itself for the browser check: a filter
+  // must show exactly the rows of one verdict, and a vector's transcript must render.
+  if(location.hash==='#selftest'){
+    var boxes=document.querySelectorAll('input[name=rv]'),want=reqCounts.pass||0;
+    boxes.forEach(function(i){i.checked=(i.value==='pass');});apply();
+    check.setAttribute('data-js-filter',check.getAttribute('data-js-req-shown')===String(want)?'ok':'shown '+check.getAttribute('data-js-req-shown')+' want '+want);
+    boxes.forEach(function(i){i.checked=true;});apply();
+    var b=document.querySelector('#vectors button[data-vector]');
+    if(b){b.click();var row=document.getElementById('t-v-'+b.getAttribute('data-vector'));
+      check.setAttribute('data-js-transcript',row&&row.querySelector('pre')&&row.textContent.indexOf('expected: ')>=0?'ok':'missing');}
+  }
   check.setAttribute('data-status','ok');
 })();
 "#;

@@ -525,6 +525,13 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
     let rep = Report::from_json(&std::fs::read_to_string(json).unwrap()).unwrap();
     let b = rep.baseline.expect("baseline block");
     assert_eq!((b.expected_failures, b.deviations.len()), (2, 0));
+    let junit = std::fs::read_to_string(dir.join("expected/junit.xml")).unwrap();
+    assert_eq!(
+        junit.matches("type=\"expected-failure\"").count(),
+        2,
+        "{junit}"
+    );
+    assert!(!junit.contains("<failure"), "{junit}");
     // The same vectors against the working reference pass unexpectedly: the run fails.
     let (o, good_json) = run(
         "implementations/manifests/reference-tcp.yaml",
@@ -536,6 +543,12 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
         String::from_utf8_lossy(&o.stdout).contains("UnexpectedPass core_0014_stale_timestamp"),
         "{}",
         text(&o)
+    );
+    let junit = std::fs::read_to_string(dir.join("unexpected-pass/junit.xml")).unwrap();
+    assert_eq!(
+        junit.matches("type=\"baseline-deviation\"").count(),
+        2,
+        "{junit}"
     );
     // A listed vector failing with another observation fails the run.
     std::fs::write(

@@ -42,20 +42,32 @@ fn case(
     levels: &std::collections::HashMap<&str, &str>,
 ) -> TestCase {
     let tag = super::tag(rep, r);
+    let deviation = rep
+        .baseline
+        .as_ref()
+        .and_then(|b| b.deviations.iter().find(|d| d.vector_id == r.vector_id));
     let status = match (r.verdict, tag) {
-        (Verdict::Pass, _) => TestCaseStatus::success(),
         (_, "FAIL") => {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_type(r.verdict.as_str());
-            s.set_message(format!(
-                "{}: expected {}, observed {}",
-                r.verdict.as_str(),
-                r.expected,
-                r.observed
-            ));
+            match deviation {
+                Some(d) => {
+                    s.set_type("baseline-deviation");
+                    s.set_message(format!("baseline expected {}, got {}", d.expected, d.got));
+                }
+                None => {
+                    s.set_type(r.verdict.as_str());
+                    s.set_message(format!(
+                        "{}: expected {}, observed {}",
+                        r.verdict.as_str(),
+                        r.expected,
+                        r.observed
+                    ));
+                }
+            }
             s.set_description(description(rep, r));
             s
         }
+        (Verdict::Pass, _) => TestCaseStatus::success(),
         (Verdict::NotApplicable | Verdict::Unsupported, _) => {
             let mut s = TestCaseStatus::skipped();
             s.set_type(r.verdict.as_str());

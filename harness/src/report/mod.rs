@@ -68,22 +68,26 @@ pub fn strip_run(name: &str, text: &str) -> String {
     out
 }
 
-/// How a result stands for the run: `FAIL` fails it, `WARN` is a failure that does not
-/// (a SHOULD, or expected by the baseline), `NOTE` is neither pass nor failure.
+/// How a result stands for the run: `FAIL` fails it (with a baseline: deviates from it),
+/// `WARN` is a SHOULD-level failure that does not, `XFAIL` a failure the baseline expects,
+/// `NOTE` neither pass nor failure, `PASS` a pass.
 pub fn tag(rep: &Report, r: &VectorResult) -> &'static str {
-    if r.verdict == Verdict::Pass {
-        return "PASS";
-    }
     if let Some(b) = &rep.baseline {
+        // A deviation fails the run, an unexpected pass included.
         if b.deviations.iter().any(|d| d.vector_id == r.vector_id) {
             return "FAIL";
+        }
+        if r.verdict == Verdict::Pass {
+            return "PASS";
         }
         if r.verdict.is_failure() {
             return "XFAIL";
         }
         return "NOTE";
     }
-    if json::fails_run(r, rep.strict) {
+    if r.verdict == Verdict::Pass {
+        "PASS"
+    } else if json::fails_run(r, rep.strict) {
         "FAIL"
     } else if r.verdict.is_failure() {
         "WARN"

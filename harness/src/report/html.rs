@@ -50,6 +50,8 @@ tr.doc th{background:#dde7f3}tr.sec td{background:#f7f7f7;font-style:italic}
 .claim{font-size:1.2em;margin:.4em 0}.muted{color:#666}
 pre{background:#f7f7f7;padding:6px;overflow:auto;max-height:30em;margin:0}
 #filters label{margin-right:.8em}button{font-size:12px}
+#matrix{width:100%}#matrix td.sum{min-width:22em}#matrix td.vecs{font-size:12px;max-width:30em;overflow-wrap:anywhere}
+#matrix td.id{white-space:nowrap}
 "#;
 
 const SCRIPT: &str = r#"
@@ -346,7 +348,7 @@ fn matrix(s: &mut String, rep: &Report) {
     for v in ReqVerdict::ALL {
         let _ = write!(s, "<th>{}</th>", v.as_str());
     }
-    s.push_str("<th>vectors</th><th>summary</th></tr></thead>\n<tbody>\n");
+    s.push_str("<th>summary</th><th>vectors</th></tr></thead>\n<tbody>\n");
     let cols = 5 + ReqVerdict::ALL.len();
     let mut doc = "";
     let mut sec = "";
@@ -395,7 +397,7 @@ fn group_counts(rs: &[&RequirementVerdict]) -> String {
 fn requirement_row(s: &mut String, r: &RequirementVerdict) {
     let _ = write!(
         s,
-        "<tr class=\"req\" id=\"r-{}\" data-verdict=\"{}\" data-level=\"{}\" data-doc=\"{}\" data-group=\"{}§{}|\"><td><code>{}</code></td><td>{}</td><td>{}</td>",
+        "<tr class=\"req\" id=\"r-{}\" data-verdict=\"{}\" data-level=\"{}\" data-doc=\"{}\" data-group=\"{}§{}|\"><td class=\"id\"><code>{}</code></td><td>{}</td><td>{}</td>",
         esc(&r.id),
         r.verdict.as_str(),
         esc(&r.level),
@@ -418,14 +420,18 @@ fn requirement_row(s: &mut String, r: &RequirementVerdict) {
             s.push_str("<td class=\"v off\"></td>");
         }
     }
-    s.push_str("<td>");
+    let _ = write!(
+        s,
+        "<td class=\"sum\">{}</td><td class=\"vecs\">",
+        esc(&r.summary)
+    );
     for (i, v) in r.vectors.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");
         }
         let _ = write!(s, "<a href=\"#v-{0}\">{0}</a>", esc(v));
     }
-    let _ = writeln!(s, "</td><td>{}</td></tr>", esc(&r.summary));
+    s.push_str("</td></tr>\n");
 }
 
 fn vectors(s: &mut String, rep: &Report) {

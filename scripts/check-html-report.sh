@@ -23,7 +23,9 @@ if [ -z "$browser" ]; then
     export DEBIAN_FRONTEND=noninteractive
     # One retry: a mirror hiccup should not decide a CI run.
     for attempt in 1 2; do
-      if apt-get update -q >&2 && apt-get install -y -q --no-install-recommends chromium >&2; then
+      # Wait for the dpkg/apt locks rather than fail when another install runs beside us.
+      if apt-get -o DPkg::Lock::Timeout=300 update -q >&2 &&
+        apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends chromium >&2; then
         browser=chromium; break
       fi
       sleep 5

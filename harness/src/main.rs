@@ -253,6 +253,9 @@ fn run(
 ) -> Result<bool, String> {
     let dir = catalog_dir(&sel.vectors);
     if swp_conform::legacy::is_legacy_dir(&dir) {
+        if change.baseline.is_some() || change.shard.is_some() {
+            return Err("--baseline and --shard apply to YAML catalogs, not legacy sets".into());
+        }
         return swp_conform::legacy::run_cli(&dir, sut_path, out, timeout_ms);
     }
     let cat = load(sel)?;

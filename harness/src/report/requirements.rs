@@ -93,7 +93,18 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
         .into_iter()
         .map(|row| {
             let ran = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
-            let (verdict, reason) = judge(&row, &ran);
+            let (verdict, mut reason) = judge(&row, &ran);
+            if row.testable == Testable::Process {
+                // The registry says why no test can check it.
+                if let Some(why) = cat
+                    .requirements
+                    .by_id
+                    .get(&row.id)
+                    .and_then(|e| e.req.reason.clone())
+                {
+                    reason = Some(format!("process duty: {why}"));
+                }
+            }
             RequirementVerdict {
                 vectors: ran.iter().map(|r| r.vector_id.clone()).collect(),
                 id: row.id,

@@ -1069,7 +1069,7 @@ pub fn run_dir(
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: false,
-            transcripts: Default::default(),
+            ..Default::default()
         },
         SutInfo {
             name: sut.manifest.name.clone(),
@@ -1082,9 +1082,13 @@ pub fn run_dir(
     let mut text = crate::report::console::summary(&report, false, false);
     text.push_str(&mapping_summary(&set));
     if let Some(o) = out {
-        let p = o.join("report.json");
-        std::fs::write(&p, report.to_json()).map_err(io_err(&p))?;
-        let _ = writeln!(text, "report: {}", p.display());
+        // Every format, like a catalog run (no requirement or class trace: a legacy set
+        // has no registry).
+        for (name, body) in crate::report::render_all(&report) {
+            let p = o.join(name);
+            std::fs::write(&p, body).map_err(io_err(&p))?;
+        }
+        let _ = writeln!(text, "report: {}", o.join("report.json").display());
     }
     Ok(LegacyRun { set, report, text })
 }

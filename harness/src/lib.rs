@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod cli;
 pub mod driver;
 pub mod engine;
 pub mod evaluate;

@@ -3,14 +3,15 @@
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use swp_conform::catalog::{self, Catalog};
+use std::time::Duration;
+use swp_conform::catalog::{self, Catalog, LoadedVector};
+use swp_conform::cli::RunOptions;
 use swp_conform::driver::inproc::InProcess;
 use swp_conform::driver::testee::TesteeDriver;
 use swp_conform::driver::CodecDriver;
 use swp_conform::engine::Engine;
 use swp_conform::mcpnative::McpNativeEngine;
-use swp_conform::report::json::{Report, RunInfo, SutInfo};
+use swp_conform::model::VectorResult;
 use swp_conform::select::{select, Selection};
 use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::{Kind, Sut};
@@ -54,9 +55,11 @@ enum Cmd {
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
-        /// Write the reports into DIR (report.json).
+        /// Write the reports into DIR (report.json, junit.xml, report.md, report.html).
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        #[command(flatten)]
+        change: Change,
         /// Failed SHOULD-level vectors fail the run too.
         #[arg(long)]
         strict: bool,
@@ -80,12 +83,67 @@ enum Cmd {
         #[arg(long)]
         uncovered: bool,
     },
+    /// Run a class's namespaces; print the claim only if all pass; write an evidence bundle.
+    Claim {
+        /// The class, C0..C5.
+        #[arg(long)]
+        class: String,
+        /// SUT manifest (default: the built-in reference implementation).
+        #[arg(long)]
+        sut: Option<PathBuf>,
+        /// Vector catalog directory.
+        #[arg(long)]
+        vectors: Option<PathBuf>,
+        /// Reports and `evidence-<class>.tar.gz` go here.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Per-request deadline for out-of-process SUTs, in ms.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u64,
+    },
+    /// Changes between two report.json files, regressions first; exit 1 on a regression.
+    Diff {
+        /// The earlier report.json.
+        old: PathBuf,
+        /// The later report.json.
+        new: PathBuf,
+    },
+    /// Merge the report.json files of the shards of one run into one set of reports.
+    Merge {
+        /// Shard report.json files (K = 1..N, each once).
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// Vector catalog directory (must be the one the shards ran).
+        #[arg(long)]
+        vectors: Option<PathBuf>,
+        /// Write the merged reports into DIR.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+    },
     /// Write the JSON Schemas of the file formats to DIR.
     Schema {
         /// Output directory.
         #[arg(default_value = "docs/schema")]
         dir: PathBuf,
     },
+}
+
+/// Baselines, shards and progress: what `run` adds for CI over a plain run.
+#[derive(clap::Args, Clone)]
+struct Change {
+    /// Expected failures (YAML); a listed vector that passes or fails differently, or an
+    /// unlisted failure, fails the run.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Rewrite the --baseline file from this run's failures.
+    #[arg(long, requires = "baseline")]
+    update_baseline: bool,
+    /// Run only part K of N of the plan (deterministic); `merge` joins the parts.
+    #[arg(long)]
+    shard: Option<String>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
@@ -114,42 +172,25 @@ fn selection(sel: &Select) -> Selection {
     }
 }
 
-fn run(
-    sel: &Select,
-    sut_path: &Option<PathBuf>,
-    out: &Option<PathBuf>,
-    strict: bool,
+/// Runs `plan` on the SUT with the engine its manifest calls for.
+fn execute(
+    cat: &Catalog,
+    sut: &Sut,
+    plan: &[&LoadedVector],
+    work: &Path,
     timeout_ms: u64,
-    transcripts: bool,
-) -> Result<bool, String> {
-    let started = Instant::now();
-    let ts = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let dir = catalog_dir(&sel.vectors);
-    if swp_conform::legacy::is_legacy_dir(&dir) {
-        return swp_conform::legacy::run_cli(&dir, sut_path, out, timeout_ms);
-    }
-    let cat = load(sel)?;
-    let sut = match sut_path {
-        Some(p) => Sut::load(p).map_err(|e| e.to_string())?,
-        None => Sut::builtin().map_err(|e| e.to_string())?,
-    };
-    let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
-    let work = out
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("swp-conform"));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let (results, reported) = match sut.manifest.kind {
+    progress: &mut dyn FnMut(&VectorResult),
+) -> Result<(Vec<VectorResult>, String), String> {
+    let work = work.to_path_buf();
+    Ok(match sut.manifest.kind {
         Kind::McpServer => {
-            let mut engine = McpNativeEngine::new(&cat, &sut, &work)?;
-            let r = engine.run(&plan, |_| {});
+            let mut engine = McpNativeEngine::new(cat, sut, &work)?;
+            let r = engine.run(plan, progress);
             (r, engine.describe())
         }
         Kind::Endpoint => {
-            let mut engine = SessionEngine::new(&cat, &sut, &work)?;
-            let r = engine.run(&plan, |_| {});
+            let mut engine = SessionEngine::new(cat, sut, &work)?;
+            let r = engine.run(plan, progress);
             (r, engine.describe())
         }
         Kind::Builtin | Kind::Testee => {
@@ -170,63 +211,105 @@ fn run(
                 ))
             };
             let mut engine = Engine {
-                catalog: &cat,
-                sut: &sut,
+                catalog: cat,
+                sut,
                 driver: driver.as_mut(),
             };
-            let r = engine.run(&plan, |_| {});
+            let r = engine.run(plan, progress);
             (r, driver.describe())
         }
-    };
-    let interrupted = swp_conform::session::process::interrupted();
-    let pattern = {
-        let mut p: Vec<String> = sel.filter.clone();
-        p.extend(sel.namespaces.iter().map(|n| format!("{n}_*")));
-        if let Some(c) = &sel.class {
-            p.push(format!("class:{c}"));
+    })
+}
+
+fn load_sut(sut_path: &Option<PathBuf>) -> Result<Sut, String> {
+    match sut_path {
+        Some(p) => Sut::load(p).map_err(|e| e.to_string()),
+        None => Sut::builtin().map_err(|e| e.to_string()),
+    }
+}
+
+fn pattern(sel: &Select) -> String {
+    let mut p: Vec<String> = sel.filter.clone();
+    p.extend(sel.namespaces.iter().map(|n| format!("{n}_*")));
+    if let Some(c) = &sel.class {
+        p.push(format!("class:{c}"));
+    }
+    p.extend(sel.requirements.iter().map(|r| format!("requirement:{r}")));
+    if p.is_empty() {
+        "*".into()
+    } else {
+        p.join(",")
+    }
+}
+
+fn run(
+    sel: &Select,
+    sut_path: &Option<PathBuf>,
+    out: &Option<PathBuf>,
+    strict: bool,
+    timeout_ms: u64,
+    transcripts: bool,
+    change: &Change,
+) -> Result<bool, String> {
+    let dir = catalog_dir(&sel.vectors);
+    if swp_conform::legacy::is_legacy_dir(&dir) {
+        if change.baseline.is_some() || change.shard.is_some() {
+            return Err("--baseline and --shard apply to YAML catalogs, not legacy sets".into());
         }
-        p.extend(sel.requirements.iter().map(|r| format!("requirement:{r}")));
-        if p.is_empty() {
-            "*".into()
-        } else {
-            p.join(",")
-        }
-    };
-    let report = Report::new(
-        RunInfo {
-            pattern,
-            no_fallback: true,
-            timestamp_utc: swp_conform::report::json::rfc3339(ts),
-            runner_git_sha: swp_conform::report::json::runner_git_sha(),
-            duration_ms: started.elapsed().as_millis() as u64,
-            command: std::env::args().collect(),
-            interrupted,
-            transcripts: Default::default(),
-        },
-        SutInfo {
-            name: sut.manifest.name.clone(),
-            version: sut.manifest.version.clone(),
-            reported,
-        },
-        results,
+        return swp_conform::legacy::run_cli(&dir, sut_path, out, timeout_ms);
+    }
+    let cat = load(sel)?;
+    let sut = load_sut(sut_path)?;
+    let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
+    let work = out
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("swp-conform"));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let opts = RunOptions {
+        pattern: pattern(sel),
         strict,
-    );
-    if let Some(o) = out {
-        std::fs::create_dir_all(o).map_err(|e| format!("{}: {e}", o.display()))?;
-        let p = o.join("report.json");
-        std::fs::write(&p, report.to_json()).map_err(|e| format!("{}: {e}", p.display()))?;
+        transcripts,
+        baseline: change.baseline.clone(),
+        update_baseline: change.update_baseline,
+        shard: change
+            .shard
+            .as_deref()
+            .map(swp_conform::cli::parse_shard)
+            .transpose()?,
+        out: out.clone(),
+        quiet: change.quiet,
+    };
+    let report = swp_conform::cli::run_report(&cat, &sut, &plan, &opts, &mut |p, progress| {
+        execute(&cat, &sut, p, &work, timeout_ms, progress)
+    })?;
+    swp_conform::cli::finish(&report, &opts)
+}
+
+fn claim(
+    class: &str,
+    sut_path: &Option<PathBuf>,
+    vectors: &Option<PathBuf>,
+    out: &Path,
+    timeout_ms: u64,
+) -> Result<bool, String> {
+    let cat = catalog::load::load(&catalog_dir(vectors)).map_err(|e| e.to_string())?;
+    let sut = load_sut(sut_path)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, &mut |p, progress| {
+        execute(&cat, &sut, p, out, timeout_ms, progress)
+    })?;
+    match &o.claim {
+        Some(c) => println!("{c}"),
+        None => println!(
+            "no claim: {} {} is {}: {}",
+            o.verdict.class,
+            o.verdict.title,
+            o.verdict.status.as_str(),
+            o.verdict.reason
+        ),
     }
-    print!(
-        "{}",
-        swp_conform::report::console::summary(&report, strict, transcripts)
-    );
-    if interrupted {
-        println!("run INTERRUPTED: the report holds the vectors that finished");
-    }
-    if let Some(o) = out {
-        println!("report: {}", o.join("report.json").display());
-    }
-    Ok(!report.run_failed)
+    println!("evidence: {}", o.bundle.display());
+    Ok(o.claim.is_some())
 }
 
 fn main() -> ExitCode {
@@ -239,6 +322,7 @@ fn main() -> ExitCode {
             strict,
             timeout_ms,
             transcripts,
+            change,
         } => run(
             sel,
             sut,
@@ -246,7 +330,23 @@ fn main() -> ExitCode {
             *strict,
             *timeout_ms,
             *transcripts,
+            change,
         ),
+        Cmd::Claim {
+            class,
+            sut,
+            vectors,
+            out,
+            timeout_ms,
+        } => claim(class, sut, vectors, out, *timeout_ms),
+        Cmd::Diff { old, new } => swp_conform::cli::diff_cli(old, new),
+        Cmd::Merge {
+            reports,
+            vectors,
+            out,
+        } => catalog::load::load(&catalog_dir(vectors))
+            .map_err(|e| e.to_string())
+            .and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
         Cmd::List { sel } => load(sel).and_then(|cat| {
             let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
             for lv in &plan {

@@ -1,10 +1,13 @@
 //! The one result model every reporter reads: per-vector verdicts with their evidence,
 //! per-requirement verdicts, and the run's identity.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The verdict for one vector (`DESIGN.md` §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every expectation held.
@@ -55,7 +58,7 @@ impl Verdict {
 }
 
 /// Direction of a transcript entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Dir {
     /// Harness to SUT.
@@ -67,7 +70,7 @@ pub enum Dir {
 }
 
 /// One transcript line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TranscriptEntry {
     /// Milliseconds since the vector started (0 for the codec method, whose clock is virtual).
     pub t_ms: u64,
@@ -78,7 +81,7 @@ pub struct TranscriptEntry {
 }
 
 /// The outcome of one vector.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct VectorResult {
     /// Vector id.
     pub vector_id: String,
@@ -116,7 +119,7 @@ pub struct VectorResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// Both directions, kept for every vector and printed for failures.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<TranscriptEntry>,
 }
 

@@ -27,5 +27,13 @@ pub fn all() -> Vec<(&'static str, String)> {
             "sut-manifest.schema.json",
             pretty(schema_for!(crate::sut::Manifest)),
         ),
+        (
+            "report.schema.json",
+            pretty(schema_for!(crate::report::json::Report)),
+        ),
+        (
+            "baseline.schema.json",
+            pretty(schema_for!(crate::report::baseline::Baseline)),
+        ),
     ]
 }

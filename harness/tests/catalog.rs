@@ -231,7 +231,7 @@ fn meta_reports_are_deterministic() -> Result<(), Failed> {
             duration_ms: ts.len() as u64,
             command: vec![],
             interrupted: false,
-            transcripts: Default::default(),
+            ..Default::default()
         };
         let sut_info = SutInfo {
             name: "n".into(),

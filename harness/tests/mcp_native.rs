@@ -176,7 +176,7 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
     if std::env::var("SWP_UPDATE_REPORTS").as_deref() == Ok("1") {
         use swp_conform::report::json::{Report, RunInfo, SutInfo};
         std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-        let report = Report::new(
+        let mut report = Report::new(
             RunInfo {
                 pattern: "mcpnative_*".into(),
                 no_fallback: true,
@@ -190,7 +190,7 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
                 duration_ms: started.elapsed().as_millis() as u64,
                 command: vec!["cargo test -p swp-conform --test mcp_native".into()],
                 interrupted: false,
-                transcripts: Default::default(),
+                ..Default::default()
             },
             SutInfo {
                 name: sut.manifest.name.clone(),
@@ -200,6 +200,7 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
             rs,
             false,
         );
+        report.attach(cat, swp_conform::cli::digests(cat, &sut)?);
         std::fs::write(out.join("report.json"), report.to_json()).map_err(|e| e.to_string())?;
         let text = serde_json::to_string_pretty(&got).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;

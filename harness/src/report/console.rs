@@ -1,24 +1,18 @@
 //! The console summary: one line per vector that did not pass (with its transcript for
 //! failures), then counts. Plain text so it reads the same in a terminal and a CI log.
 
-use super::json::{fails_run, Report};
+use super::json::Report;
 use crate::model::{Dir, Verdict};
 use std::fmt::Write;
 
 /// Renders the summary.
-pub fn summary(rep: &Report, strict: bool, transcripts: bool) -> String {
+pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
     let mut s = String::new();
     for r in &rep.results {
         if r.verdict == Verdict::Pass {
             continue;
         }
-        let tag = if fails_run(r, strict) {
-            "FAIL"
-        } else if r.verdict.is_failure() {
-            "WARN"
-        } else {
-            "NOTE"
-        };
+        let tag = super::tag(rep, r);
         let _ = writeln!(
             s,
             "{tag} {} [{}] {}",

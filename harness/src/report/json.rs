@@ -1,12 +1,16 @@
 //! `report.json`: a superset of the spec kit's runner output schema v1. Everything outside
 //! the `run` block is a pure function of the results, so two runs diff empty outside it.
 
-use crate::model::{VectorResult, Verdict};
-use serde::Serialize;
+use crate::model::{TranscriptEntry, VectorResult, Verdict};
+use crate::report::baseline::BaselineOutcome;
+use crate::report::classes::ClassVerdict;
+use crate::report::requirements::RequirementVerdict;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The `run` block: the only place for wall-clock and environment data.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RunInfo {
     /// Effective selection, as v1's `pattern`.
     pub pattern: String,
@@ -26,15 +30,65 @@ pub struct RunInfo {
     /// ports, timestamps and TLS records that differ on every run, so they live here, in
     /// the block marked as run-specific; codec-method transcripts (virtual clock) stay in
     /// their results.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub transcripts: BTreeMap<String, Vec<crate::model::TranscriptEntry>>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub transcripts: BTreeMap<String, Vec<TranscriptEntry>>,
+    /// For a merged report: the run block of each shard, in shard order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
+}
+
+/// What a merged report keeps of one shard's run block.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShardRun {
+    /// Which shard (`K/N`).
+    pub shard: String,
+    /// Its start time.
+    pub timestamp_utc: String,
+    /// Its commit.
+    pub runner_git_sha: String,
+    /// Its wall time.
+    pub duration_ms: u64,
+}
+
+/// Which part of the plan a sharded run executed: every vector whose position in the
+/// id-ordered plan is `index - 1` modulo `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Shard {
+    /// 1-based shard number `K`.
+    pub index: u32,
+    /// Number of shards `N`.
+    pub count: u32,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Digests that identify what was tested with what.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Digests {
+    /// SHA-256 of the SUT manifest's text.
+    pub sut_manifest_sha256: String,
+    /// SHA-256 over the catalog: every vector and requirement file, by relative path.
+    pub vector_set_sha256: String,
 }
 
 /// A vector that was not executed, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
     /// Vector id.
     pub vector_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub namespace: String,
+    /// Vector file.
+    #[serde(default)]
+    pub path: String,
+    /// Canonical requirement IDs the vector names.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     /// Verdict (`not-applicable`).
     pub verdict: Verdict,
     /// Why.
@@ -42,7 +96,7 @@ pub struct Skipped {
 }
 
 /// The report document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// Output schema version (1: the spec kit's v1 fields, plus additions).
     pub schema_version: u32,
@@ -50,8 +104,20 @@ pub struct Report {
     pub run: RunInfo,
     /// Harness name and version.
     pub harness: String,
+    /// Harness version alone.
+    #[serde(default)]
+    pub harness_version: String,
     /// The SUT as it described itself and as its manifest names it.
     pub sut: SutInfo,
+    /// Digests of the SUT manifest and of the vector set (absent for legacy sets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digests: Option<Digests>,
+    /// Whether SHOULD-level failures failed the run (`--strict`).
+    #[serde(default)]
+    pub strict: bool,
+    /// The part of the plan this run executed, when sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     /// Executed vectors.
     pub total: usize,
     /// Passing results.
@@ -61,9 +127,25 @@ pub struct Report {
     /// Always 0.
     pub fallback_count: usize,
     /// Count per verdict over all selected vectors.
-    pub verdicts: BTreeMap<&'static str, usize>,
-    /// Whether the run fails: some vector with an absolute requirement did not pass.
+    pub verdicts: BTreeMap<String, usize>,
+    /// Whether the run fails: some vector with an absolute requirement did not pass (with a
+    /// baseline: some result was not the one the baseline expects).
     pub run_failed: bool,
+    /// The class claims this run supports, e.g. `["SWP C0"]`.
+    #[serde(default)]
+    pub claims: Vec<String>,
+    /// A verdict for each conformance class C0..C5.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassVerdict>,
+    /// Requirement verdicts counted by level, then by verdict.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requirement_counts: BTreeMap<String, BTreeMap<String, usize>>,
+    /// A verdict for every registered requirement, in document then ID order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<RequirementVerdict>,
+    /// What the baseline expected and where the run deviated from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineOutcome>,
     /// One entry per executed vector, in id order.
     pub results: Vec<VectorResult>,
     /// The subset of `results` with `pass = false`.
@@ -73,7 +155,7 @@ pub struct Report {
 }
 
 /// Identity of the SUT.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SutInfo {
     /// Manifest name.
     pub name: String,
@@ -103,7 +185,7 @@ impl Report {
         }
         let mut verdicts = BTreeMap::new();
         for r in &all {
-            *verdicts.entry(r.verdict.as_str()).or_insert(0) += 1;
+            *verdicts.entry(r.verdict.as_str().to_owned()).or_insert(0) += 1;
         }
         let run_failed = all.iter().any(|r| fails_run(r, strict));
         let (results, skipped): (Vec<_>, Vec<_>) =
@@ -114,24 +196,109 @@ impl Report {
             schema_version: 1,
             run,
             harness: format!("swp-conform {}", env!("CARGO_PKG_VERSION")),
+            harness_version: env!("CARGO_PKG_VERSION").to_owned(),
             sut,
+            digests: None,
+            strict,
+            shard: None,
             total: results.len(),
             passed,
             failed: results.len() - passed,
             fallback_count: 0,
             verdicts,
             run_failed,
+            claims: Vec::new(),
+            classes: Vec::new(),
+            requirement_counts: BTreeMap::new(),
+            requirements: Vec::new(),
+            baseline: None,
             failures,
             not_applicable: skipped
                 .into_iter()
                 .map(|r| Skipped {
                     vector_id: r.vector_id,
+                    namespace: r.namespace,
+                    path: r.path,
+                    requirements: r.requirements,
                     verdict: r.verdict,
                     detail: r.detail.unwrap_or_default(),
                 })
                 .collect(),
             results,
         }
+    }
+
+    /// Adds what needs the catalog: a verdict per requirement and per class, the claims,
+    /// and the digests of the manifest and the vector set.
+    pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
+        self.requirements = crate::report::requirements::verdicts(cat, self);
+        self.requirement_counts = crate::report::requirements::counts(&self.requirements);
+        self.classes = crate::report::classes::verdicts(cat, self);
+        self.claims = self
+            .classes
+            .iter()
+            .filter(|c| c.status == crate::report::classes::ClassStatus::Pass)
+            .map(|c| format!("SWP {}", c.class))
+            .collect();
+        self.digests = Some(digests);
+    }
+
+    /// Every selected vector's result, executed or not, in id order: the inverse of the
+    /// split into `results` and `not_applicable` (used by merge and the requirement trace).
+    pub fn all_results(&self) -> Vec<VectorResult> {
+        let mut all = self.results.clone();
+        for s in &self.not_applicable {
+            let mut r = VectorResult::new(
+                s.vector_id.clone(),
+                s.namespace.clone(),
+                s.path.clone(),
+                s.requirements.clone(),
+                false,
+            );
+            r.verdict = s.verdict;
+            r.detail = Some(s.detail.clone());
+            all.push(r);
+        }
+        all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
+        all
+    }
+
+    /// The transcript of a vector: in its result (codec method) or in the run block.
+    pub fn transcript<'a>(&'a self, r: &'a VectorResult) -> &'a [TranscriptEntry] {
+        match self.run.transcripts.get(&r.vector_id) {
+            Some(t) => t,
+            None => &r.transcript,
+        }
+    }
+
+    /// The same report with its `run` block replaced by fixed values, for committed
+    /// snapshots: wall-clock, commit and command are redacted and each run-specific
+    /// transcript becomes one note.
+    pub fn redacted(&self) -> Report {
+        let mut r = self.clone();
+        let redact = "[redacted]".to_owned();
+        r.run.timestamp_utc = redact.clone();
+        r.run.runner_git_sha = redact.clone();
+        r.run.duration_ms = 0;
+        r.run.command = vec![redact.clone()];
+        for t in r.run.transcripts.values_mut() {
+            *t = vec![TranscriptEntry {
+                t_ms: 0,
+                dir: crate::model::Dir::Note,
+                data: "[run-specific transcript redacted]".into(),
+            }];
+        }
+        for s in &mut r.run.shards {
+            s.timestamp_utc = redact.clone();
+            s.runner_git_sha = redact.clone();
+            s.duration_ms = 0;
+        }
+        r
+    }
+
+    /// Parses a `report.json`.
+    pub fn from_json(text: &str) -> Result<Report, serde_json::Error> {
+        serde_json::from_str(text)
     }
 
     /// Pretty JSON with a trailing newline.

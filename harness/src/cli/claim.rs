@@ -1,0 +1,193 @@
+//! `swp-conform claim --class Cx`: runs the namespaces a class requires, prints the claim
+//! only when the class verdict is pass (every required namespace complete, every applicable
+//! vector passed), and writes an evidence bundle either way: the four reports, the SUT
+//! manifest, the vector-set digest with every file's own digest, the transcripts of
+//! failures, the command line and the versions.
+
+use super::RunOptions;
+use crate::catalog::Catalog;
+use crate::report::classes::{ClassStatus, ClassVerdict};
+use crate::report::json::Report;
+use crate::sut::Sut;
+use std::path::{Path, PathBuf};
+
+/// The outcome of a claim.
+pub struct ClaimOutcome {
+    /// The class's verdict.
+    pub verdict: ClassVerdict,
+    /// The claim text, when the class passed.
+    pub claim: Option<String>,
+    /// The bundle written.
+    pub bundle: PathBuf,
+}
+
+/// The claim line: class, SUT, profiles, vector set and harness (`conformance-classes.md`
+/// asks for version references).
+pub fn claim_text(rep: &Report, sut: &Sut, class: &str) -> String {
+    let profiles = &sut.manifest.claims.profiles;
+    format!(
+        "SWP {class} — {} {} ({}); profiles [{}]; vector set sha256:{}; verified by {}",
+        rep.sut.name,
+        rep.sut.version,
+        rep.sut.reported,
+        profiles
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        rep.digests
+            .as_ref()
+            .map(|d| d.vector_set_sha256.as_str())
+            .unwrap_or("unknown"),
+        rep.harness
+    )
+}
+
+/// Builds the evidence bundle (`tar.gz`) in memory. Entries have fixed mode and mtime so
+/// the bundle differs between runs only where the reports' run blocks do.
+pub fn bundle(
+    rep: &Report,
+    cat: &Catalog,
+    sut: &Sut,
+    class: &str,
+    claim: Option<&str>,
+) -> Result<Vec<u8>, String> {
+    let mut files: Vec<(String, Vec<u8>)> = crate::report::render_all(rep)
+        .into_iter()
+        .map(|(n, t)| (n.to_owned(), t.into_bytes()))
+        .collect();
+    let manifest_name = sut
+        .path
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map_or("sut-manifest.yaml".to_owned(), |f| {
+            f.to_string_lossy().into_owned()
+        });
+    files.push((
+        format!("manifest/{manifest_name}"),
+        sut.text.clone().into_bytes(),
+    ));
+    let mut vs = format!(
+        "{}  vector-set\n",
+        rep.digests
+            .as_ref()
+            .map(|d| d.vector_set_sha256.as_str())
+            .unwrap_or("")
+    );
+    for lv in &cat.vectors {
+        let body = std::fs::read(&lv.path).map_err(|e| format!("{}: {e}", lv.path.display()))?;
+        vs.push_str(&format!(
+            "{}  {}\n",
+            super::sha256_hex(&body),
+            crate::model::display_path(&cat.dir, &lv.path)
+        ));
+    }
+    files.push(("vector-set.sha256".into(), vs.into_bytes()));
+    for r in &rep.failures {
+        let mut t = format!(
+            "{} [{}]\nrequirements: {}\nexpected: {}\nobserved: {}\n",
+            r.vector_id,
+            r.verdict.as_str(),
+            r.requirements.join(", "),
+            r.expected,
+            r.observed
+        );
+        if let Some(d) = &r.detail {
+            t.push_str(&format!("detail: {d}\n"));
+        }
+        for e in rep.transcript(r) {
+            t.push_str(&crate::report::transcript_line(e));
+            t.push('\n');
+        }
+        files.push((format!("transcripts/{}.txt", r.vector_id), t.into_bytes()));
+    }
+    files.push((
+        "command.txt".into(),
+        format!("{}\n", rep.run.command.join(" ")).into_bytes(),
+    ));
+    files.push((
+        "versions.txt".into(),
+        format!(
+            "harness: {}\nharness commit: {}\nswp-core: {}\nsut: {} {}\nsut reported: {}\n",
+            rep.harness,
+            rep.run.runner_git_sha,
+            swp_core_version(),
+            rep.sut.name,
+            rep.sut.version,
+            rep.sut.reported
+        )
+        .into_bytes(),
+    ));
+    let verdict = rep.classes.iter().find(|c| c.class == class);
+    files.push((
+        "claim.json".into(),
+        (serde_json::to_string_pretty(&serde_json::json!({
+            "class": class,
+            "claimed": claim.is_some(),
+            "claim": claim,
+            "verdict": verdict,
+        }))
+        .unwrap_or_default()
+            + "\n")
+            .into_bytes(),
+    ));
+    let enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(enc);
+    let root = format!("evidence-{class}");
+    for (name, body) in &files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_cksum();
+        tar.append_data(&mut h, format!("{root}/{name}"), body.as_slice())
+            .map_err(|e| format!("evidence bundle: {e}"))?;
+    }
+    let enc = tar
+        .into_inner()
+        .map_err(|e| format!("evidence bundle: {e}"))?;
+    enc.finish().map_err(|e| format!("evidence bundle: {e}"))
+}
+
+fn swp_core_version() -> &'static str {
+    // swp-core shares the workspace version.
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Runs the claim: `execute` runs the class's plan; writes the reports and the bundle into
+/// `out`.
+pub fn claim(
+    cat: &Catalog,
+    sut: &Sut,
+    class: &str,
+    out: &Path,
+    execute: &mut super::Execute,
+) -> Result<ClaimOutcome, String> {
+    let sel = crate::select::Selection {
+        class: Some(class.to_owned()),
+        ..Default::default()
+    };
+    let plan = crate::select::select(cat, &sel).map_err(|e| e.to_string())?;
+    let opts = RunOptions {
+        pattern: format!("class:{class}"),
+        out: Some(out.to_path_buf()),
+        ..Default::default()
+    };
+    let rep = super::run_report(cat, sut, &plan, &opts, execute)?;
+    let verdict = rep
+        .classes
+        .iter()
+        .find(|c| c.class == class)
+        .cloned()
+        .ok_or_else(|| format!("unknown class {class:?}: expected C0..C5"))?;
+    let claim = (verdict.status == ClassStatus::Pass).then(|| claim_text(&rep, sut, class));
+    crate::report::write_all(&rep, out)?;
+    let bytes = bundle(&rep, cat, sut, class, claim.as_deref())?;
+    let path = out.join(format!("evidence-{class}.tar.gz"));
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(ClaimOutcome {
+        verdict,
+        claim,
+        bundle: path,
+    })
+}

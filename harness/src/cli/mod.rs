@@ -1,0 +1,404 @@
+//! The command line's work after the engine dispatch: shard the plan, run it with progress,
+//! retry flaky vectors the baseline allows, build the one report, judge it against the
+//! baseline and write every format. `main.rs` only parses arguments and picks the engine.
+
+pub mod claim;
+pub mod progress;
+
+use crate::catalog::{Catalog, LoadedVector};
+use crate::model::VectorResult;
+use crate::report::baseline::{Baseline, Retry};
+use crate::report::json::{Digests, Report, RunInfo, Shard, SutInfo};
+use crate::sut::Sut;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Runs a plan on the SUT and answers the results and the SUT's self-description. The
+/// dispatch to an engine lives in `main.rs`; everything here is engine-agnostic.
+pub type Execute<'a> = dyn FnMut(
+        &[&LoadedVector],
+        &mut dyn FnMut(&VectorResult),
+    ) -> Result<(Vec<VectorResult>, String), String>
+    + 'a;
+
+/// What `run` was asked to do besides selecting.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The selection, as v1's `pattern`.
+    pub pattern: String,
+    /// SHOULD-level failures fail the run.
+    pub strict: bool,
+    /// Print whole transcripts in the console summary.
+    pub transcripts: bool,
+    /// Expected failures.
+    pub baseline: Option<PathBuf>,
+    /// Rewrite the baseline from this run.
+    pub update_baseline: bool,
+    /// Run only this part of the plan.
+    pub shard: Option<Shard>,
+    /// Write the reports here.
+    pub out: Option<PathBuf>,
+    /// No progress output.
+    pub quiet: bool,
+}
+
+/// Parses `K/N` with 1 ≤ K ≤ N ≤ 1000.
+pub fn parse_shard(s: &str) -> Result<Shard, String> {
+    let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N <= 1000");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let index: u32 = k.trim().parse().map_err(|_| bad())?;
+    let count: u32 = n.trim().parse().map_err(|_| bad())?;
+    if index == 0 || index > count || count > 1000 {
+        return Err(bad());
+    }
+    Ok(Shard { index, count })
+}
+
+/// The part of an id-ordered plan shard `k` runs: positions `k.index - 1` modulo
+/// `k.count`. Deterministic, and the shards of one plan are disjoint and cover it.
+pub fn shard_plan<'a>(plan: &[&'a LoadedVector], k: Shard) -> Vec<&'a LoadedVector> {
+    let n = k.count.max(1) as usize;
+    let i = (k.index.max(1) - 1) as usize;
+    plan.iter()
+        .enumerate()
+        .filter(|(p, _)| p % n == i)
+        .map(|(_, lv)| *lv)
+        .collect()
+}
+
+/// SHA-256 of a text, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 over every `.yaml` file under the catalog directory (vectors, requirements,
+/// index), each as relative path, NUL, length and content, in path order: a change to any
+/// of them changes the digest.
+pub fn catalog_digest(dir: &Path) -> Result<String, String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for e in rd {
+            let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    let mut rel: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|p| (crate::model::display_path(dir, &p), p))
+        .collect();
+    rel.sort();
+    let mut h = Sha256::new();
+    for (name, p) in &rel {
+        let body = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update((body.len() as u64).to_le_bytes());
+        h.update(&body);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The digests of a run.
+pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, String> {
+    Ok(Digests {
+        sut_manifest_sha256: sha256_hex(sut.text.as_bytes()),
+        vector_set_sha256: catalog_digest(&cat.dir)?,
+    })
+}
+
+/// Runs `plan` (sharded if asked) through `execute`, retries flaky vectors, and builds the
+/// report with its trace, classes and baseline judgement. Writes nothing.
+pub fn run_report(
+    cat: &Catalog,
+    sut: &Sut,
+    plan: &[&LoadedVector],
+    opts: &RunOptions,
+    execute: &mut Execute,
+) -> Result<Report, String> {
+    let started = Instant::now();
+    let ts = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let plan = match opts.shard {
+        Some(k) => shard_plan(plan, k),
+        None => plan.to_vec(),
+    };
+    let baseline = match &opts.baseline {
+        Some(p) => Some(Baseline::load(p, opts.update_baseline).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let mut progress = progress::Progress::new(plan.len(), opts.quiet);
+    let (mut results, reported) = execute(&plan, &mut |r| progress.tick(r))?;
+    progress.finish();
+    let mut retried = Vec::new();
+    if let Some(b) = &baseline {
+        retried = retry_flaky(b, opts.strict, &plan, &mut results, execute)?;
+    }
+    let mut report = Report::new(
+        RunInfo {
+            pattern: opts.pattern.clone(),
+            no_fallback: true,
+            timestamp_utc: crate::report::json::rfc3339(ts),
+            runner_git_sha: crate::report::json::runner_git_sha(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            command: std::env::args().collect(),
+            interrupted: crate::session::process::interrupted(),
+            ..Default::default()
+        },
+        SutInfo {
+            name: sut.manifest.name.clone(),
+            version: sut.manifest.version.clone(),
+            reported,
+        },
+        results,
+        opts.strict,
+    );
+    report.shard = opts.shard;
+    report.attach(cat, digests(cat, sut)?);
+    if let (Some(b), Some(path)) = (baseline, &opts.baseline) {
+        let all = report.all_results();
+        let b = if opts.update_baseline {
+            let new = b.updated(&all, opts.strict);
+            std::fs::write(path, new.to_yaml()).map_err(|e| format!("{}: {e}", path.display()))?;
+            eprintln!("baseline written: {}", path.display());
+            new
+        } else {
+            b
+        };
+        let mut outcome = b.judge(&all, opts.strict);
+        outcome.retried = retried;
+        report.run_failed = !outcome.deviations.is_empty();
+        report.baseline = Some(outcome);
+    }
+    Ok(report)
+}
+
+/// Re-runs vectors the baseline declares flaky while their result is unexpected, up to
+/// their retry count; expected results are never retried. The last attempt's result stands.
+fn retry_flaky(
+    b: &Baseline,
+    strict: bool,
+    plan: &[&LoadedVector],
+    results: &mut [VectorResult],
+    execute: &mut Execute,
+) -> Result<Vec<Retry>, String> {
+    let mut retried: Vec<Retry> = Vec::new();
+    let max = plan
+        .iter()
+        .map(|lv| b.retries(&lv.vector.id))
+        .max()
+        .unwrap_or(0);
+    for attempt in 1..=max {
+        let todo: Vec<&LoadedVector> = plan
+            .iter()
+            .copied()
+            .filter(|lv| b.retries(&lv.vector.id) >= attempt)
+            .filter(|lv| {
+                results
+                    .iter()
+                    .find(|r| r.vector_id == lv.vector.id)
+                    .is_some_and(|r| b.deviation(r, strict).is_some())
+            })
+            .collect();
+        if todo.is_empty() || crate::session::process::interrupted() {
+            break;
+        }
+        let (again, _) = execute(&todo, &mut |_| {})?;
+        for r in again {
+            let settled = b.deviation(&r, strict).is_none();
+            match retried.iter_mut().find(|x| x.vector_id == r.vector_id) {
+                Some(x) => {
+                    x.attempts += 1;
+                    x.settled = settled;
+                }
+                None => retried.push(Retry {
+                    vector_id: r.vector_id.clone(),
+                    attempts: 2,
+                    settled,
+                }),
+            }
+            if let Some(slot) = results.iter_mut().find(|x| x.vector_id == r.vector_id) {
+                *slot = r;
+            }
+        }
+    }
+    retried.sort_by(|x, y| x.vector_id.cmp(&y.vector_id));
+    Ok(retried)
+}
+
+/// Writes the reports and prints the summary; answers whether the run passed.
+pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, String> {
+    if let Some(o) = &opts.out {
+        crate::report::write_all(report, o)?;
+    }
+    print!(
+        "{}",
+        crate::report::console::summary(report, opts.strict, opts.transcripts)
+    );
+    if !report.claims.is_empty() {
+        println!("claims: {}", report.claims.join(", "));
+    }
+    if let Some(b) = &report.baseline {
+        println!(
+            "baseline: {} expected failure(s), {} deviation(s)",
+            b.expected_failures,
+            b.deviations.len()
+        );
+        for d in &b.deviations {
+            println!(
+                "  {:?} {}: expected {}, got {}",
+                d.kind, d.vector_id, d.expected, d.got
+            );
+        }
+    }
+    if report.run.interrupted {
+        println!("run INTERRUPTED: the report holds the vectors that finished");
+    }
+    if let Some(o) = &opts.out {
+        println!(
+            "reports: {} (report.json, junit.xml, report.md, report.html)",
+            o.display()
+        );
+    }
+    Ok(!report.run_failed)
+}
+
+/// `swp-conform merge`: reads shard reports, merges them against the catalog, writes the
+/// merged reports; answers whether the merged run passed.
+pub fn merge_cli(cat: &Catalog, inputs: &[PathBuf], out: &Path) -> Result<bool, String> {
+    let mut shards = Vec::new();
+    for p in inputs {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let r = Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        shards.push((p.display().to_string(), r));
+    }
+    let digest = catalog_digest(&cat.dir)?;
+    let merged = crate::report::merge::merge(shards, cat, &digest, std::env::args().collect())
+        .map_err(|e| e.to_string())?;
+    crate::report::write_all(&merged, out)?;
+    print!(
+        "{}",
+        crate::report::console::summary(&merged, merged.strict, false)
+    );
+    println!(
+        "merged {} shard(s): {} (report.json, junit.xml, report.md, report.html)",
+        inputs.len(),
+        out.display()
+    );
+    Ok(!merged.run_failed)
+}
+
+/// `swp-conform diff OLD NEW`: prints the changes; answers false on a regression.
+pub fn diff_cli(old: &Path, new: &Path) -> Result<bool, String> {
+    let read = |p: &Path| -> Result<Report, String> {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let (a, b) = (read(old)?, read(new)?);
+    let changes = crate::report::diff::changes(&a, &b);
+    print!("{}", crate::report::diff::render(&a, &b, &changes));
+    Ok(!changes
+        .iter()
+        .any(|c| c.kind == crate::report::diff::Kind::Regression))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Verdict;
+
+    fn catalog() -> Catalog {
+        crate::catalog::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn shards_are_disjoint_and_cover_the_plan() {
+        let cat = catalog();
+        let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
+        let mut seen = Vec::new();
+        for index in 1..=4 {
+            let ids = |p: Vec<&LoadedVector>| -> Vec<String> {
+                p.iter().map(|lv| lv.vector.id.clone()).collect()
+            };
+            let part = ids(shard_plan(&plan, Shard { index, count: 4 }));
+            assert_eq!(part, ids(shard_plan(&plan, Shard { index, count: 4 })));
+            seen.extend(part);
+        }
+        seen.sort();
+        let all: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        assert_eq!(seen, all);
+        assert!(parse_shard("0/2").is_err() && parse_shard("3/2").is_err());
+        assert!(parse_shard("x").is_err() && parse_shard("1/1001").is_err());
+        assert_eq!(parse_shard("2/3").map(|s| s.to_string()), Ok("2/3".into()));
+    }
+
+    /// A fake SUT: each vector fails until it has been run `fails_before_pass` times.
+    #[test]
+    fn flaky_vectors_are_retried_only_while_unexpected() {
+        let cat = catalog();
+        let plan: Vec<&LoadedVector> = cat.vectors.iter().take(3).collect();
+        let ids: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        // ids[0]: flaky, fails once then passes → retried once, settles.
+        // ids[1]: flaky, listed as an expected failure and fails → never retried.
+        // ids[2]: flaky with 2 retries, always fails unexpectedly → run 3 times.
+        let b = Baseline::parse(&format!(
+            "expected_failures:\n  - vector: {1}\nflaky:\n  - vector: {0}\n  - vector: {1}\n  - vector: {2}\n",
+            ids[0], ids[1], ids[2]
+        ))
+        .unwrap();
+        let mut runs: std::collections::BTreeMap<String, u32> = Default::default();
+        let mut exec = |p: &[&LoadedVector],
+                        _: &mut dyn FnMut(&VectorResult)|
+         -> Result<(Vec<VectorResult>, String), String> {
+            let rs = p
+                .iter()
+                .map(|lv| {
+                    let n = runs.entry(lv.vector.id.clone()).or_default();
+                    *n += 1;
+                    let mut r = VectorResult::new(
+                        lv.vector.id.clone(),
+                        lv.vector.namespace.clone(),
+                        String::new(),
+                        vec![],
+                        true,
+                    );
+                    let pass = lv.vector.id == ids[0] && *n > 1;
+                    r.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+                    r.pass = pass;
+                    r
+                })
+                .collect();
+            Ok((rs, "fake".into()))
+        };
+        let (mut results, _) = exec(&plan, &mut |_| {}).unwrap();
+        let retried = retry_flaky(&b, false, &plan, &mut results, &mut exec).unwrap();
+        assert_eq!(runs[&ids[0]], 2);
+        assert_eq!(runs[&ids[1]], 1, "an expected result is never retried");
+        assert_eq!(runs[&ids[2]], 3);
+        assert_eq!(results[0].verdict, Verdict::Pass);
+        let mut want = vec![
+            Retry {
+                vector_id: ids[0].clone(),
+                attempts: 2,
+                settled: true,
+            },
+            Retry {
+                vector_id: ids[2].clone(),
+                attempts: 3,
+                settled: false,
+            },
+        ];
+        want.sort_by(|x, y| x.vector_id.cmp(&y.vector_id));
+        assert_eq!(retried, want);
+    }
+}

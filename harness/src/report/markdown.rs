@@ -1,0 +1,229 @@
+//! `report.md`: a page that fits a CI step summary: the headline claim, class verdicts,
+//! counts by level, then every vector that did not pass with its requirements and a short
+//! transcript. Run-specific lines sit between the run markers.
+
+use super::classes::ClassStatus;
+use super::json::Report;
+use super::requirements::ReqVerdict;
+use super::{RUN_BEGIN, RUN_END};
+use crate::model::Verdict;
+use std::fmt::Write;
+
+/// Transcript lines shown per failure (the last ones; the full transcript is in the JSON).
+pub const SHORT_TRANSCRIPT: usize = 12;
+
+/// Markdown table cell text: no pipes or newlines.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Renders the Markdown.
+pub fn render(rep: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Conformance report: {} {}\n",
+        rep.sut.name, rep.sut.version
+    );
+    let _ = writeln!(s, "{RUN_BEGIN}");
+    let _ = writeln!(
+        s,
+        "Run {} · {} ms · commit `{}` · `{}`{}",
+        rep.run.timestamp_utc,
+        rep.run.duration_ms,
+        rep.run.runner_git_sha,
+        cell(&rep.run.command.join(" ")),
+        if rep.run.interrupted {
+            " · **interrupted: partial results**"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(s, "{RUN_END}\n");
+    let verdict = if rep.run_failed { "FAILED" } else { "PASSED" };
+    let claim = if rep.claims.is_empty() {
+        "no class claim".to_owned()
+    } else {
+        rep.claims.join(", ")
+    };
+    let _ = writeln!(s, "**Run {verdict} · Claim: {claim}**\n");
+    let _ = writeln!(
+        s,
+        "SUT `{}` · harness `{}`{}{}",
+        cell(&rep.sut.reported),
+        rep.harness,
+        rep.shard
+            .map(|k| format!(" · shard {k}"))
+            .unwrap_or_default(),
+        if rep.strict { " · strict" } else { "" }
+    );
+    if let Some(d) = &rep.digests {
+        let _ = writeln!(
+            s,
+            "\nmanifest sha256 `{}` · vector set sha256 `{}`",
+            d.sut_manifest_sha256, d.vector_set_sha256
+        );
+    }
+    s.push('\n');
+    if !rep.classes.is_empty() {
+        let _ = writeln!(s, "## Conformance classes\n");
+        let _ = writeln!(s, "| class | | status | why |");
+        let _ = writeln!(s, "|---|---|---|---|");
+        for c in &rep.classes {
+            let mark = match c.status {
+                ClassStatus::Pass => "✅",
+                ClassStatus::Fail => "❌",
+                ClassStatus::Incomplete => "⚪",
+                ClassStatus::Unclaimable => "⛔",
+            };
+            let _ = writeln!(
+                s,
+                "| {mark} {} | {} | {} | {} |",
+                c.class,
+                c.title,
+                c.status.as_str(),
+                cell(&c.reason)
+            );
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "## Vectors\n");
+    let counts: Vec<String> = rep
+        .verdicts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "{} selected, {} executed: {} passed, {} failed ({})\n",
+        rep.total + rep.not_applicable.len(),
+        rep.total,
+        rep.passed,
+        rep.failed,
+        counts.join(", ")
+    );
+    if !rep.requirement_counts.is_empty() {
+        let _ = writeln!(s, "## Requirements by level\n");
+        let _ = write!(s, "| level |");
+        for v in ReqVerdict::ALL {
+            let _ = write!(s, " {} |", v.as_str());
+        }
+        let _ = write!(s, "\n|---|");
+        for _ in ReqVerdict::ALL {
+            s.push_str("--:|");
+        }
+        s.push('\n');
+        for (level, m) in &rep.requirement_counts {
+            let _ = write!(s, "| {level} |");
+            for v in ReqVerdict::ALL {
+                let _ = write!(s, " {} |", m.get(v.as_str()).copied().unwrap_or(0));
+            }
+            s.push('\n');
+        }
+        let _ = write!(s, "| **all** |");
+        for (_, n) in super::requirements::totals(&rep.requirements) {
+            let _ = write!(s, " **{n}** |");
+        }
+        s.push_str("\n\n");
+        let bad: Vec<_> = rep
+            .requirements
+            .iter()
+            .filter(|r| matches!(r.verdict, ReqVerdict::Fail | ReqVerdict::Warn))
+            .collect();
+        if !bad.is_empty() {
+            let _ = writeln!(s, "Requirements not met:\n");
+            for r in bad {
+                let _ = writeln!(
+                    s,
+                    "- **{}** {} ({} §{}): {} — {}",
+                    r.verdict.as_str(),
+                    r.id,
+                    r.level,
+                    r.section,
+                    cell(&r.summary),
+                    r.vectors.join(", ")
+                );
+            }
+            s.push('\n');
+        }
+    }
+    if let Some(b) = &rep.baseline {
+        let _ = writeln!(s, "## Baseline\n");
+        let _ = writeln!(
+            s,
+            "{} expected failure(s) failed as expected; {} deviation(s).\n",
+            b.expected_failures,
+            b.deviations.len()
+        );
+        for d in &b.deviations {
+            let _ = writeln!(
+                s,
+                "- `{}` {:?}: expected {}, got {}",
+                d.vector_id,
+                d.kind,
+                cell(&d.expected),
+                cell(&d.got)
+            );
+        }
+        for r in &b.retried {
+            let _ = writeln!(
+                s,
+                "- `{}` flaky: {} attempt(s), {}",
+                r.vector_id,
+                r.attempts,
+                if r.settled {
+                    "settled"
+                } else {
+                    "still unexpected"
+                }
+            );
+        }
+        if !b.not_run.is_empty() {
+            let _ = writeln!(s, "- listed but not run: {}", b.not_run.join(", "));
+        }
+        s.push('\n');
+    }
+    let not_passed: Vec<_> = rep
+        .results
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .collect();
+    if not_passed.is_empty() {
+        let _ = writeln!(s, "## Failures\n\nNone: every executed vector passed.");
+        return s;
+    }
+    let _ = writeln!(s, "## Failures and notes\n");
+    for r in not_passed {
+        let tag = super::tag(rep, r);
+        let _ = writeln!(s, "### {tag} `{}` — {}\n", r.vector_id, r.verdict.as_str());
+        let _ = writeln!(s, "- requirements: {}", r.requirements.join(", "));
+        let _ = writeln!(s, "- file: `{}`", r.path);
+        let _ = writeln!(s, "- expected: {}", cell(&r.expected));
+        let _ = writeln!(s, "- observed: {}", cell(&r.observed));
+        if let Some(d) = &r.detail {
+            let _ = writeln!(s, "- detail: {}", cell(d));
+        }
+        let t = rep.transcript(r);
+        if !t.is_empty() {
+            let run_specific = super::transcript_is_run_specific(rep, r);
+            s.push('\n');
+            if run_specific {
+                let _ = writeln!(s, "{RUN_BEGIN}");
+            }
+            let skip = t.len().saturating_sub(SHORT_TRANSCRIPT);
+            s.push_str("```\n");
+            if skip > 0 {
+                let _ = writeln!(s, "… {skip} earlier line(s) in report.json");
+            }
+            for e in &t[skip..] {
+                let _ = writeln!(s, "{}", super::transcript_line(e).replace("```", "`‌``"));
+            }
+            s.push_str("```\n");
+            if run_specific {
+                let _ = writeln!(s, "{RUN_END}");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}

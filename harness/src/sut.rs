@@ -585,5 +585,6 @@ pub fn codec_config_of(m: &Manifest) -> swp_ref::testee::proto::CodecConfig {
             }),
         },
         known_profiles: m.claims.profiles.clone(),
+        validate_profiles: Vec::new(),
     }
 }

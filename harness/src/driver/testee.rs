@@ -263,6 +263,14 @@ impl CodecDriver for TesteeDriver {
                     "the testee does not list `decode`".into(),
                 ));
             }
+            for p in &req.config.validate_profiles {
+                let want = format!("validate:{p}");
+                if !h.supports.contains(&want) {
+                    return Ok(Answer::Unsupported(format!(
+                        "the vector needs profile {p} payload validation; the testee does not list `{want}`"
+                    )));
+                }
+            }
         }
         self.call("decode", req)
     }

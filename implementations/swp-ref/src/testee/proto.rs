@@ -158,6 +158,12 @@ pub struct CodecConfig {
     pub policy: PolicySpec,
     /// Profile IDs the receiver treats as known.
     pub known_profiles: Vec<u64>,
+    /// Profiles whose payloads the receiver also validates after the core accepts a frame:
+    /// P1 decode, required fields and, for A2A, the lifecycle across the request's frames
+    /// (one channel). A testee lists `validate:N` in `supports` for each profile it can
+    /// validate; the field is absent when empty, so older testees never see it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validate_profiles: Vec<u64>,
 }
 
 /// Octets that arrive together, at receiver time `now_ms`.

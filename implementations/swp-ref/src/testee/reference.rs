@@ -17,6 +17,46 @@ pub enum ConfigError {
     /// A limit does not fit this platform.
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
+    /// Payload validation was asked for a profile the reference does not validate.
+    #[error("cannot validate the payloads of profile {0} (only 2, A2A)")]
+    Validate(u64),
+}
+
+/// Payload validation after the core accepts a frame: A2A's P1 rules and its lifecycle,
+/// with every frame of one request on one channel.
+#[derive(Default)]
+struct ProfileCheck {
+    a2a: Option<swp_profiles::a2a::Lifecycle>,
+}
+
+impl ProfileCheck {
+    fn new(profiles: &[u64]) -> Result<Self, ConfigError> {
+        let mut c = ProfileCheck::default();
+        for &p in profiles {
+            if p != swp_profiles::a2a::PROFILE_ID {
+                return Err(ConfigError::Validate(p));
+            }
+            c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
+        }
+        Ok(c)
+    }
+
+    /// The refusal of an accepted envelope's payload, if any.
+    fn check(&mut self, e: &Envelope) -> Option<(swp_core::ErrorCode, String)> {
+        use swp_profiles::a2a::{self, A2aMessage};
+        let l = self
+            .a2a
+            .as_mut()
+            .filter(|_| e.profile_id == a2a::PROFILE_ID)?;
+        let step = match a2a::decode(e.msg_type, &e.payload) {
+            Err(err) => return Some((err.code(), err.to_string())),
+            Ok(A2aMessage::Handshake(_)) => return None,
+            Ok(A2aMessage::Task(t)) => l.task("", &t),
+            Ok(A2aMessage::Event(x)) => l.event("", &x),
+            Ok(A2aMessage::Result(r)) => l.result("", &r),
+        };
+        step.err().map(|err| (err.code(), err.to_string()))
+    }
 }
 
 fn usize_of(v: u64, name: &'static str) -> Result<usize, ConfigError> {
@@ -66,14 +106,23 @@ pub fn envelope_view(e: &Envelope) -> EnvelopeView {
     }
 }
 
-fn event(ev: swp_core::Event) -> Event {
+fn event(ev: swp_core::Event, profiles: &mut ProfileCheck) -> Event {
     match ev {
         swp_core::Event::Accepted {
             envelope,
             validated,
-        } => Event::Accept {
-            envelope: envelope_view(&envelope),
-            unknown_flags: Some(validated.unknown_flags),
+        } => match profiles.check(&envelope) {
+            None => Event::Accept {
+                envelope: envelope_view(&envelope),
+                unknown_flags: Some(validated.unknown_flags),
+            },
+            // A payload refusal leaves the stream usable: the frame itself was sound.
+            Some((code, detail)) => Event::Reject {
+                code: Some(code.as_str().to_owned()),
+                alias: None,
+                detail: Some(detail),
+                terminated: Some(false),
+            },
         },
         swp_core::Event::Rejected {
             error, terminated, ..
@@ -91,6 +140,7 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
     let (limits, policy) = receiver_config(&req.config)?;
     let known = &req.config.known_profiles;
     let mut rx = Receiver::new(limits, policy);
+    let mut profiles = ProfileCheck::new(&req.config.validate_profiles)?;
     let mut reply = DecodeReply {
         chunks: Vec::with_capacity(req.chunks.len()),
         end: Vec::new(),
@@ -99,12 +149,14 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
         rx.feed(&chunk.bytes.0);
         let mut events = Vec::new();
         while let Some(ev) = rx.poll(chunk.now_ms, |p| known.contains(&p)) {
-            events.push(event(ev));
+            events.push(event(ev, &mut profiles));
         }
         reply.chunks.push(events);
     }
     if req.end_of_stream {
-        reply.end.extend(rx.finish().map(event));
+        reply
+            .end
+            .extend(rx.finish().map(|ev| event(ev, &mut profiles)));
     }
     Ok(reply)
 }

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use std::io::{self, Read, Write};
 
 /// Operations the reference testee supports.
-pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "shutdown"];
+pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "shutdown", "validate:2"];
 
 /// Reads one length-prefixed message; `Ok(None)` on a clean end of input.
 pub fn read_message(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {

@@ -96,6 +96,8 @@ pub enum Expectation {
         payload_json: Option<serde_json::Value>,
         /// P1 message and fields the payload carries.
         payload_p1: Option<crate::p1::P1Spec>,
+        /// The payload is the canonical encoding of its message.
+        p1_canonical: bool,
     },
     /// An A2A agent runs these tasks to their terminal Results.
     A2aTasks(Vec<crate::catalog::vector::TaskOutcome>),
@@ -472,6 +474,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
                 .transpose()?,
             payload_json: r.payload_json.clone(),
             payload_p1: r.payload_p1.clone(),
+            p1_canonical: r.p1_canonical,
         },
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
     }))

@@ -155,6 +155,26 @@ pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `payload` is the canonical encoding of the message it decodes to: what a
+/// deterministic serializer writes (fields in number order, defaults omitted).
+pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
+    let (name, _, _) = parts(spec)?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
+    let got = DynamicMessage::decode(desc.clone(), payload)
+        .map_err(|e| format!("the payload does not decode as {}: {e}", desc.full_name()))?;
+    let canonical = prost::Message::encode_to_vec(&got);
+    if canonical == payload {
+        Ok(())
+    } else {
+        Err(format!(
+            "the {} payload is not serialized deterministically: sent {}, canonical {} (P1 §4)",
+            desc.name(),
+            ::hex::encode(payload),
+            ::hex::encode(&canonical)
+        ))
+    }
+}
+
 /// A short rendering of a field value for failure messages.
 pub fn show(v: &Value) -> String {
     match v {
@@ -205,6 +225,21 @@ mod tests {
             &h,
         )
         .unwrap();
+    }
+
+    #[test]
+    fn canonical_order() {
+        let h = encode(&spec(
+            json!({"a2a.Handshake": {"agent_id": "a", "capabilities": ["x"]}}),
+        ))
+        .unwrap();
+        let hs = spec(json!({"a2a.Handshake": {}}));
+        check_canonical(&hs, &h).unwrap();
+        // The same fields, capabilities first: decodes alike, but is not canonical.
+        let mut swapped = h[3..].to_vec();
+        swapped.extend_from_slice(&h[..3]);
+        check(&hs, &swapped).unwrap();
+        assert!(check_canonical(&hs, &swapped).is_err());
     }
 
     #[test]

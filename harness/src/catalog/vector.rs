@@ -453,6 +453,11 @@ pub struct ReplySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub payload_p1: Option<crate::p1::P1Spec>,
+    /// With `payload_p1`: the payload octets are the canonical encoding of what they decode
+    /// to (known fields in field-number order, defaults omitted, nothing repeated), which is
+    /// what a deterministic serializer writes (P1 §4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p1_canonical: bool,
 }
 
 /// What an A2A agent must do with one task (expectation `a2a_tasks`).

@@ -1192,6 +1192,7 @@ fn run_steps(
                     payload,
                     payload_json,
                     payload_p1,
+                    p1_canonical,
                 } => {
                     let o = conv.next(deadline);
                     let env = match o {
@@ -1243,6 +1244,9 @@ fn run_steps(
                     if why.is_none() {
                         if let Some(spec) = payload_p1 {
                             why = crate::p1::check(spec, &env.payload).err();
+                            if why.is_none() && *p1_canonical {
+                                why = crate::p1::check_canonical(spec, &env.payload).err();
+                            }
                             // A2A replies also owe the required fields of their class (§4).
                             if why.is_none() && env.profile_id == swp_profiles::a2a::PROFILE_ID {
                                 why = swp_profiles::a2a::decode(env.msg_type, &env.payload)

@@ -3,32 +3,14 @@
 //! of the requirement it breaks, and the unbroken proxy passes everything. The reference
 //! itself runs the namespace over stdio and TLS in tests/catalog.rs.
 
+mod common;
+use common::catalog;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use swp_conform::catalog::{self, Catalog};
 use swp_conform::model::Verdict;
 use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn bada2a() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let p = dir.join("examples").join("bada2a");
-    if !p.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args(["build", "-q", "-p", "swp-conform", "--example", "bada2a"])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    p
-}
 
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
@@ -51,15 +33,11 @@ session:
     reply_profile_id: 1
     reply_msg_type: 2
 "#,
-        bada2a().display()
+        common::example("bada2a").display()
     );
     let p = dir.join(format!("bada2a-{mode}.yaml"));
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn catalog() -> Catalog {
-    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The short ids (`a2a_0004`) of the a2a vectors that do not pass against `mode`.

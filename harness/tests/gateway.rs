@@ -3,22 +3,16 @@
 //! the same verdicts), and against deliberately broken gateways (`badgateway` example),
 //! each caught by exactly the vectors of the requirement it breaks.
 
+mod common;
+use common::{catalog, explain, root};
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use swp_conform::catalog::{self, Catalog};
+use swp_conform::catalog::Catalog;
 use swp_conform::mcpnative::McpNativeEngine;
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn catalog() -> Catalog {
-    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
     std::fs::create_dir_all(work).unwrap();
@@ -34,23 +28,6 @@ fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
     );
     let mut eng = McpNativeEngine::new(cat, sut, work).unwrap();
     eng.run(&plan, |_| {})
-}
-
-fn explain(rs: &[VectorResult]) -> String {
-    rs.iter()
-        .filter(|r| r.verdict != Verdict::Pass)
-        .map(|r| {
-            format!(
-                "{} [{}] {}\n  expected: {}\n  observed: {}",
-                r.vector_id,
-                r.verdict.as_str(),
-                r.detail.as_deref().unwrap_or(""),
-                r.expected,
-                r.observed
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn failing(rs: &[VectorResult]) -> BTreeSet<String> {
@@ -94,28 +71,6 @@ fn reference_gateway_passes_on_stdio_http_and_websocket() {
     }
 }
 
-fn badgateway() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let p = dir.join("examples").join("badgateway");
-    if !p.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "swp-conform",
-                "--example",
-                "badgateway",
-            ])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    p
-}
-
 fn bad_sut(mode: &str) -> (Sut, PathBuf) {
     let dir = root().join(format!("target/gateway-test/bad-{mode}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -132,7 +87,7 @@ mcp_native:
   protocol_version: "2025-06-18"
   timing: {{step_ms: 2000, vector_ms: 10000, max_read_bytes: 1048576}}
 "#,
-        badgateway().display()
+        common::example("badgateway").display()
     );
     let p = dir.join("manifest.yaml");
     std::fs::write(&p, text).unwrap();

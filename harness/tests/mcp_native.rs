@@ -4,22 +4,17 @@
 //! verdicts are compared with reports/third-party/<server>/expected.json so a change in
 //! either direction shows. `SWP_UPDATE_REPORTS=1` rewrites report.json and expected.json.
 
+mod common;
+use common::{catalog, explain, root};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use swp_conform::catalog::{self, Catalog};
+use swp_conform::catalog::Catalog;
 use swp_conform::mcpnative::McpNativeEngine;
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn catalog() -> Catalog {
-    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
     std::fs::create_dir_all(work).unwrap();
@@ -43,38 +38,6 @@ fn verdicts(rs: &[VectorResult]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn explain(rs: &[VectorResult]) -> String {
-    rs.iter()
-        .filter(|r| r.verdict != Verdict::Pass)
-        .map(|r| {
-            format!(
-                "{} [{}] {}\n  expected: {}\n  observed: {}",
-                r.vector_id,
-                r.verdict.as_str(),
-                r.detail.as_deref().unwrap_or(""),
-                r.expected,
-                r.observed
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn mockmcp() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let p = dir.join("examples").join("mockmcp");
-    if !p.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args(["build", "-q", "-p", "swp-conform", "--example", "mockmcp"])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    p
-}
-
 fn mock_sut(mode: &str) -> (Sut, PathBuf) {
     let dir = root().join(format!("target/mcp-native-test/mock-{mode}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -92,7 +55,7 @@ mcp_native:
   timing: {{step_ms: 500, vector_ms: 5000, max_read_bytes: 1048576}}
   params: {{RESOURCE_URI: "mock://doc", PROMPT_NAME: mock-prompt}}
 "#,
-        mockmcp().display()
+        common::example("mockmcp").display()
     );
     let p = dir.join("manifest.yaml");
     std::fs::write(&p, text).unwrap();

@@ -3,32 +3,15 @@
 //! one that crashes yields `crash`; one that floods is cut off at the bound; and in every
 //! case the run goes on. Ctrl-C keeps the partial results and reaps every child.
 
+mod common;
+use common::{catalog, root};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use swp_conform::catalog::{self, Catalog};
 use swp_conform::model::Verdict;
 use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn badsut() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
-    let p = dir.join("examples").join("badsut");
-    if !p.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args(["build", "-q", "-p", "swp-conform", "--example", "badsut"])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    p
-}
 
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
@@ -50,15 +33,11 @@ session:
     reply_msg_type: 2
   timing: {{step_ms: 400, vector_ms: 4000, silence_ms: 60, max_read_bytes: 1048576}}
 "#,
-        badsut().display()
+        common::example("badsut").display()
     );
     let p = dir.join(format!("badsut-{mode}.yaml"));
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn catalog() -> Catalog {
-    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(mode: &str, ids: &[&str]) -> Vec<(String, Verdict, String)> {
@@ -160,7 +139,10 @@ fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
     assert!((1..9).contains(&n), "partial results expected, got {n}");
     // No badsut process of this run may survive.
     let left = Command::new("pgrep")
-        .args(["-f", &format!("{} hang", badsut().display())])
+        .args([
+            "-f",
+            &format!("{} hang", common::example("badsut").display()),
+        ])
         .output()
         .unwrap();
     assert!(

@@ -148,6 +148,18 @@ fn stdio_rows() {
     }
 }
 
+/// Reads one small response: until the JSON body's closing brace ends what was read (HTTP
+/// and WebSocket alike put the body last).
+fn read_reply(s: &mut TcpStream, buf: &mut [u8]) {
+    let mut got = 0;
+    loop {
+        got += s.read(&mut buf[got..]).expect("read");
+        if got > 0 && buf[got - 1] == b'}' {
+            return;
+        }
+    }
+}
+
 fn http_rows(port: u16) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_nodelay(true).expect("nodelay");
@@ -162,14 +174,7 @@ fn http_rows(port: u16) {
         );
         let lat = measure(50_000, || {
             s.write_all(req.as_bytes()).expect("write");
-            // Responses are small: read until the body's closing brace ends the buffer.
-            let mut got = 0;
-            loop {
-                got += s.read(&mut buf[got..]).expect("read");
-                if got > 0 && buf[got - 1] == b'}' {
-                    break;
-                }
-            }
+            read_reply(&mut s, &mut buf);
         });
         row(name, &lat);
     }
@@ -190,13 +195,7 @@ fn ws_rows(port: u16) {
         frame.extend(msg.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
         let lat = measure(50_000, || {
             s.write_all(&frame).expect("write");
-            let mut got = 0;
-            loop {
-                got += s.read(&mut buf[got..]).expect("read");
-                if got > 0 && buf[got - 1] == b'}' {
-                    break;
-                }
-            }
+            read_reply(&mut s, &mut buf);
         });
         row(name, &lat);
     }

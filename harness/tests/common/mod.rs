@@ -1,0 +1,63 @@
+//! Helpers shared by the harness's integration tests: the workspace root, the catalog, a
+//! listing of what did not pass, and the example programs (broken SUTs, mock servers)
+//! built on demand.
+
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use swp_conform::catalog::{self, Catalog};
+use swp_conform::model::{VectorResult, Verdict};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The catalog under `vectors/`, or a panic naming every load problem.
+pub fn catalog() -> Catalog {
+    catalog::load::load(&root().join("vectors")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One paragraph per result that did not pass: id, verdict, why, expected, observed.
+pub fn explain(rs: &[VectorResult]) -> String {
+    rs.iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| {
+            format!(
+                "{} [{}] {}\n  expected: {}\n  observed: {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or(""),
+                r.expected,
+                r.observed
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The path of example `name`, built (once per test process) so it is never stale: a test
+/// target run alone does not build the examples.
+pub fn example(name: &str) -> PathBuf {
+    static BUILT: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|p| p.parent()).unwrap();
+    let p = dir.join("examples").join(name);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built
+        .get_or_insert_with(HashSet::new)
+        .insert(name.to_owned())
+    {
+        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+            .current_dir(root())
+            .args(["build", "-q", "-p", "swp-conform", "--example", name])
+            .status()
+            .unwrap();
+        assert!(st.success(), "cargo build --example {name}");
+    }
+    p
+}

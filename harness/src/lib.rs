@@ -18,3 +18,4 @@ pub mod select;
 pub mod session;
 pub mod sut;
 pub mod trace;
+pub mod translate;

@@ -344,6 +344,22 @@ fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Par
 }
 
 fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    if s.translate.is_some() {
+        if s.frame.is_some()
+            || s.raw.is_some()
+            || s.identity_probe
+            || s.slow_request.is_some()
+            || s.jsonrpc_line.is_some()
+        {
+            sink.at(
+                path,
+                text,
+                "translate:",
+                "`translate` is a whole send; give nothing else with it".into(),
+            );
+        }
+        return;
+    }
     if s.jsonrpc_line.is_some() {
         if s.frame.is_some() || s.raw.is_some() || s.identity_probe || s.slow_request.is_some() {
             sink.at(
@@ -546,11 +562,19 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                         );
                     }
                 }
-                Expect::Nothing | Expect::Close | Expect::Identity | Expect::Forwarded => {}
+                Expect::Nothing
+                | Expect::Close
+                | Expect::Identity
+                | Expect::Forwarded
+                | Expect::Translated(_)
+                | Expect::TranslationError(_) => {}
             }
         }
     }
     check_mcp_native(sink, path, text, v);
+    for (needle, message) in super::mcpx::problems(v) {
+        sink.at(path, text, needle, message);
+    }
 }
 
 /// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);

@@ -31,6 +31,8 @@ pub enum Method {
     /// A plain MCP server (no SWP) driven over stdio with newline-delimited JSON-RPC
     /// (`mcpnative` namespace).
     McpNative,
+    /// An MCP version translator: one message in, its translation out (`mcpx` namespace).
+    Translate,
 }
 
 /// One test vector: one file under `vectors/<namespace>/`.
@@ -239,6 +241,9 @@ pub struct Send {
     /// manifest's `mcp_native.protocol_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jsonrpc_line: Option<String>,
+    /// One MCP message for the translator (method `translate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translate: Option<Box<super::mcpx::TranslateSend>>,
 }
 
 /// An envelope written field by field; omitted fields take defaults.
@@ -359,6 +364,10 @@ pub enum Expect {
     /// No JSON-RPC response (to `id`, or to anything when `id` is omitted) arrives within
     /// `ms` (method `mcp_native`). Notifications and server requests may arrive meanwhile.
     NoResponse(NoResponseSpec),
+    /// The translator returns exactly this (method `translate`).
+    Translated(Box<super::mcpx::TranslatedSpec>),
+    /// The translator refuses with this typed error (method `translate`).
+    TranslationError(super::mcpx::TranslationErrorSpec),
 }
 
 /// A JSON-RPC response the server must send (method `mcp_native`).

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod endpoint;
+pub mod mcpproxy;
 pub mod relay;
 pub mod serve;
 pub mod testee;

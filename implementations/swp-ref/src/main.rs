@@ -32,6 +32,17 @@ enum Cmd {
         #[arg(long, default_value_t = swp_core::limits::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: u32,
     },
+    /// Translate MCP between a client at one protocol version and a stdio server at
+    /// whatever version it agrees to (docs/mcp-translation.md).
+    McpProxy {
+        /// The version presented to the client: 2024-11-05, 2025-03-26, 2025-06-18 or
+        /// 2025-11-25.
+        #[arg(long)]
+        client_version: String,
+        /// The server command and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        server: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +75,28 @@ fn main() -> ExitCode {
                 Err(e) => {
                     eprintln!("swp-ref relay: {e}");
                     ExitCode::from(2)
+                }
+            }
+        }
+        Cmd::McpProxy {
+            client_version,
+            server,
+        } => {
+            let v = match client_version.parse() {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("swp-ref mcp-proxy: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let (cmd, args) = server
+                .split_first()
+                .map_or(("", &[][..]), |(c, a)| (c.as_str(), a));
+            match swp_ref::mcpproxy::run(v, cmd, args, std::io::stdin(), std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("swp-ref mcp-proxy: {e}");
+                    ExitCode::FAILURE
                 }
             }
         }

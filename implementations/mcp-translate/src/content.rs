@@ -49,7 +49,12 @@ fn common(cx: &mut Cx<'_>, o: &mut Obj, what: &str) -> R {
 
 /// Replaces the block `v` by a text block carrying `text` and the block's annotations,
 /// with a `converted` warning.
-fn to_text(cx: &mut Cx<'_>, v: &mut Value, text: String, detail: String) -> R {
+fn to_text(
+    cx: &mut Cx<'_>,
+    v: &mut Value,
+    text: String,
+    detail: impl Into<std::borrow::Cow<'static, str>>,
+) -> R {
     cx.warn(WarningKind::Converted, None, detail)?;
     let ann = v
         .as_object_mut()
@@ -104,7 +109,7 @@ pub(crate) fn content(cx: &mut Cx<'_>, v: &mut Value, place: Place) -> R {
                     cx,
                     v,
                     format!("[Resource link: {name} <{uri}>]"),
-                    "resource_link exists from 2025-06-18; replaced by a text block naming the link (its other fields are not carried)".into(),
+                    "resource_link exists from 2025-06-18; replaced by a text block naming the link (its other fields are not carried)",
                 )
             } else {
                 crate::entities::resource_fields(cx, o, "ResourceLink")
@@ -120,7 +125,7 @@ pub(crate) fn content(cx: &mut Cx<'_>, v: &mut Value, place: Place) -> R {
                     cx,
                     v,
                     format!("[Tool use {id}: {name} {input}]"),
-                    "tool_use content exists from 2025-11-25; replaced by a text block".into(),
+                    "tool_use content exists from 2025-11-25; replaced by a text block",
                 )?;
             }
             Ok(())
@@ -139,7 +144,7 @@ pub(crate) fn content(cx: &mut Cx<'_>, v: &mut Value, place: Place) -> R {
                     cx,
                     v,
                     format!("[Tool result for {id}{err}: {inner}]"),
-                    "tool_result content exists from 2025-11-25; replaced by a text block carrying its content as JSON".into(),
+                    "tool_result content exists from 2025-11-25; replaced by a text block carrying its content as JSON",
                 )?;
             }
             Ok(())

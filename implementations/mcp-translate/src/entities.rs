@@ -37,7 +37,7 @@ pub(crate) fn client_capabilities(cx: &mut Cx<'_>, v: &mut Value) -> R {
                 cx.drop_field(
                     o,
                     "elicitation",
-                    "the client declares only URL-mode elicitation, which 2025-06-18 cannot express".into(),
+                    "the client declares only URL-mode elicitation, which 2025-06-18 cannot express",
                 )?;
             }
         }
@@ -103,7 +103,7 @@ pub(crate) fn tool(cx: &mut Cx<'_>, v: &mut Value) -> R {
             cx.warn(
                 WarningKind::Converted,
                 Some("title"),
-                "Tool.title exists from 2025-06-18; moved into annotations.title".into(),
+                "Tool.title exists from 2025-06-18; moved into annotations.title",
             )?;
             if let Some(t) = o.shift_remove("title") {
                 let a = o

@@ -213,7 +213,7 @@ pub(crate) fn message(cx: &mut Cx<'_>, v: &mut Value, lookup: &dyn RequestLookup
                 cx.warn(
                     WarningKind::Converted,
                     Some("id"),
-                    "a null id is written as an absent id (2025-11-25)".into(),
+                    "a null id is written as an absent id (2025-11-25)",
                 )?;
                 o.shift_remove("id");
                 Ok(Fate::Forward)

@@ -230,7 +230,15 @@ pub fn translate_bytes<'a>(
     if !batch && t.warnings.is_empty() && t.messages.len() == 1 && t.replies.is_empty() {
         return Ok(BytesOutput::Unchanged(input));
     }
-    let ser = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
+    // Sized from the input so a large message is written without repeated regrowth.
+    let cap = input.len().saturating_add(64);
+    let ser = |v: &Value| {
+        let mut out = Vec::with_capacity(if batch { 256 } else { cap });
+        match serde_json::to_writer(&mut out, v) {
+            Ok(()) => out,
+            Err(_) => Vec::new(),
+        }
+    };
     Ok(BytesOutput::Translated {
         messages: t.messages.iter().map(ser).collect(),
         replies: t.replies.iter().map(ser).collect(),

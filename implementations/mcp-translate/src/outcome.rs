@@ -41,8 +41,8 @@ pub struct Warning {
     /// element index.
     pub path: String,
     /// Human-readable detail (not part of the contract: vectors compare kind and path).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub detail: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub detail: std::borrow::Cow<'static, str>,
 }
 
 /// The result of translating one input (a message or a batch).

@@ -209,7 +209,7 @@ fn primitive_schema(cx: &mut Cx<'_>, v: &mut Value) -> R {
             cx.warn(
                 WarningKind::Converted,
                 Some("oneOf"),
-                "titled single-select exists from 2025-11-25; written as enum + enumNames".into(),
+                "titled single-select exists from 2025-11-25; written as enum + enumNames",
             )?;
             o.shift_remove("oneOf");
             o.insert("enum".into(), Value::Array(values));
@@ -364,7 +364,7 @@ fn call_tool_result(cx: &mut Cx<'_>, r: &mut Obj) -> R {
                 cx.warn(
                     WarningKind::FallbackAdded,
                     Some("content"),
-                    "structuredContent exists from 2025-06-18; its JSON is appended as a text block".into(),
+                    "structuredContent exists from 2025-06-18; its JSON is appended as a text block",
                 )?;
                 if let Some(Value::Array(blocks)) = r.get_mut("content") {
                     blocks.push(serde_json::json!({"type": "text", "text": text}));
@@ -410,7 +410,7 @@ fn create_message_result(cx: &mut Cx<'_>, r: &mut Obj) -> R {
             cx.warn(
                 WarningKind::Converted,
                 Some("content"),
-                "content arrays exist from 2025-11-25; written as one block".into(),
+                "content arrays exist from 2025-11-25; written as one block",
             )?;
             r.insert("content".into(), one);
         }

@@ -6,6 +6,18 @@
 use crate::outcome::{ErrorKind, TranslateError, Warning, WarningKind};
 use crate::version::{Direction, Version};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// The detail of a field dropped because a later version introduced it: static text, so a
+/// warning costs one allocation (its path).
+fn since_detail(since: Version) -> &'static str {
+    match since {
+        Version::V2024_11_05 => "defined from 2024-11-05",
+        Version::V2025_03_26 => "defined from 2025-03-26; the target is older",
+        Version::V2025_06_18 => "defined from 2025-06-18; the target is older",
+        Version::V2025_11_25 => "defined from 2025-11-25; the target is older",
+    }
+}
 
 /// A JSON object.
 pub(crate) type Obj = Map<String, Value>;
@@ -41,6 +53,10 @@ pub(crate) struct Cx<'w> {
 }
 
 fn escape(out: &mut String, s: &str) {
+    if !s.contains(['~', '/']) {
+        out.push_str(s);
+        return;
+    }
     for c in s.chars() {
         match c {
             '~' => out.push_str("~0"),
@@ -71,13 +87,17 @@ impl<'w> Cx<'w> {
 
     /// The JSON Pointer of the current place, plus `key` when given.
     pub(crate) fn pointer(&self, key: Option<&str>) -> String {
-        let mut out = String::new();
+        use std::fmt::Write as _;
+        let mut out = String::with_capacity(48);
         for s in &self.path {
             out.push('/');
             match s {
                 Seg::K(k) => escape(&mut out, k),
                 Seg::O(k) => escape(&mut out, k),
-                Seg::I(i) => out.push_str(&i.to_string()),
+                // Writing into a String cannot fail.
+                Seg::I(i) => {
+                    let _ = write!(out, "{i}");
+                }
             }
         }
         if let Some(k) = key {
@@ -118,7 +138,13 @@ impl<'w> Cx<'w> {
 
     /// Records a change at `key` under the current place; in checking mode the change
     /// means the output is not valid for its version.
-    pub(crate) fn warn(&mut self, kind: WarningKind, key: Option<&str>, detail: String) -> R {
+    pub(crate) fn warn(
+        &mut self,
+        kind: WarningKind,
+        key: Option<&str>,
+        detail: impl Into<Cow<'static, str>>,
+    ) -> R {
+        let detail = detail.into();
         if self.check {
             let mut e = self.err(
                 ErrorKind::InvalidOutput,
@@ -147,16 +173,20 @@ impl<'w> Cx<'w> {
     /// `dropped` warning each.
     pub(crate) fn drop_newer(&mut self, o: &mut Obj, what: &str, fields: &[(&str, Version)]) -> R {
         for &(k, since) in fields {
-            if since > self.to && o.contains_key(k) {
-                self.warn(
-                    WarningKind::Dropped,
-                    Some(k),
-                    format!(
-                        "{what}.{k} exists from {since}; {} does not define it",
-                        self.to
-                    ),
-                )?;
-                o.shift_remove(k);
+            if since <= self.to {
+                continue;
+            }
+            // One hash per field: translating removes directly; checking only looks.
+            if self.check {
+                if find(o, k).is_some() {
+                    self.warn(
+                        WarningKind::Dropped,
+                        Some(k),
+                        format!("{what}.{k} exists from {since}"),
+                    )?;
+                }
+            } else if find(o, k).is_some() && o.shift_remove(k).is_some() {
+                self.warn(WarningKind::Dropped, Some(k), since_detail(since))?;
             }
         }
         Ok(())
@@ -164,7 +194,7 @@ impl<'w> Cx<'w> {
 
     /// Drops field `k` with a warning when present (used where a rule, not a version table,
     /// decides).
-    pub(crate) fn drop_field(&mut self, o: &mut Obj, k: &str, detail: String) -> R {
+    pub(crate) fn drop_field(&mut self, o: &mut Obj, k: &str, detail: &'static str) -> R {
         if o.contains_key(k) {
             self.warn(WarningKind::Dropped, Some(k), detail)?;
             o.shift_remove(k);
@@ -180,7 +210,12 @@ impl<'w> Cx<'w> {
         required: bool,
         f: impl FnOnce(&mut Self, &mut Value) -> R,
     ) -> R {
-        match o.get_mut(k) {
+        let slot = if o.len() <= 12 {
+            o.iter_mut().find(|(x, _)| x.as_str() == k).map(|(_, v)| v)
+        } else {
+            o.get_mut(k)
+        };
+        match slot {
             Some(v) => self.at(Seg::K(k), |cx| f(cx, v)),
             None if required => Err(self.invalid(format!("required field `{k}` is missing"))),
             None => Ok(()),
@@ -208,7 +243,7 @@ impl<'w> Cx<'w> {
 
     /// The string field `k` of `o`; an error when absent or not a string.
     pub(crate) fn req_str<'o>(&self, o: &'o Obj, k: &str) -> R<&'o str> {
-        match o.get(k) {
+        match find(o, k) {
             Some(Value::String(s)) => Ok(s),
             Some(other) => {
                 Err(self.invalid(format!("`{k}` must be a string, found {}", kind_of(other))))
@@ -219,7 +254,7 @@ impl<'w> Cx<'w> {
 
     /// Checks that field `k`, when present, is a string (or absent unless `required`).
     pub(crate) fn str_field(&self, o: &Obj, k: &str, required: bool) -> R {
-        match o.get(k) {
+        match find(o, k) {
             None if !required => Ok(()),
             _ => self.req_str(o, k).map(|_| ()),
         }
@@ -227,7 +262,7 @@ impl<'w> Cx<'w> {
 
     /// Checks that field `k`, when present, is an object.
     pub(crate) fn obj_field(&self, o: &Obj, k: &str, required: bool) -> R {
-        match o.get(k) {
+        match find(o, k) {
             None if !required => Ok(()),
             None => Err(self.invalid(format!("required field `{k}` is missing"))),
             Some(Value::Object(_)) => Ok(()),
@@ -235,6 +270,16 @@ impl<'w> Cx<'w> {
                 Err(self.invalid(format!("`{k}` must be an object, found {}", kind_of(other))))
             }
         }
+    }
+}
+
+/// Field `k` of `o`. MCP objects are small: below a dozen entries a scan of the keys is
+/// cheaper than hashing the key (SipHash), which dominated lookups in the benchmarks.
+pub(crate) fn find<'o>(o: &'o Obj, k: &str) -> Option<&'o Value> {
+    if o.len() <= 12 {
+        o.iter().find(|(x, _)| x.as_str() == k).map(|(_, v)| v)
+    } else {
+        o.get(k)
     }
 }
 

@@ -47,7 +47,7 @@ pub fn translate(req: &TranslateRequest) -> Result<TranslateReply, String> {
                     .map(|w| TranslateWarning {
                         kind: name(&w.kind),
                         path: w.path,
-                        detail: w.detail,
+                        detail: w.detail.into_owned(),
                     })
                     .collect(),
             },

@@ -11,6 +11,7 @@ pub mod expr;
 pub mod legacy;
 pub mod materialize;
 pub mod mcpnative;
+pub mod mcpproxy;
 pub mod model;
 pub mod report;
 pub mod schema;

@@ -147,6 +147,11 @@ fn run(
             let r = engine.run(&plan, |_| {});
             (r, engine.describe())
         }
+        Kind::McpProxy => {
+            let mut engine = swp_conform::mcpproxy::McpProxyEngine::new(&cat, &sut, &work)?;
+            let r = engine.run(&plan, |_| {});
+            (r, engine.describe())
+        }
         Kind::Endpoint => {
             let mut engine = SessionEngine::new(&cat, &sut, &work)?;
             let r = engine.run(&plan, |_| {});

@@ -447,7 +447,8 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         Expect::Response(_)
         | Expect::NoResponse(_)
         | Expect::Translated(_)
-        | Expect::TranslationError(_) => {
+        | Expect::TranslationError(_)
+        | Expect::Arrives(_) => {
             return Err(MaterialiseError::Invalid(
                 "`response`/`no_response`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),
             ))

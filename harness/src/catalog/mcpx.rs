@@ -1,7 +1,7 @@
 //! The vector-file types of the `translate` method (`vectors/mcpx/`): one MCP message, the
 //! versions and direction of the hop, and the exact translation or typed error expected.
 
-use super::vector::{Expect, Method, Vector};
+use super::vector::{Expect, Method, Side, Topology, Vector};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -176,6 +176,25 @@ pub struct TranslationErrorSpec {
     pub path: Option<String>,
 }
 
+/// `proxy:` on a vector of method `mcp_proxy`: how the proxy is started.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProxySpec {
+    /// The version the proxy presents to its client (`${CLIENT_VERSION}` in the manifest).
+    pub client_version: McpVersion,
+}
+
+/// `expect: {arrives: ...}`: the next line at one side of the harness.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivesSpec {
+    /// Where it arrives: `client` (the proxy's stdout) or `upstream` (the proxy's server
+    /// connection).
+    pub side: Side,
+    /// The JSON-RPC message, exactly (object key order aside).
+    pub json: serde_json::Value,
+}
+
 /// Problems of a vector's use of the translate method: `(text to locate, message)`.
 pub fn problems(v: &Vector) -> Vec<(&'static str, String)> {
     let translate = v.methods.contains(&Method::Translate);
@@ -208,6 +227,59 @@ pub fn problems(v: &Vector) -> Vec<(&'static str, String)> {
                 "`translate`, `translated` and `translation_error` need `methods: [translate]`"
                     .into(),
             ));
+        }
+    }
+    out.extend(proxy_problems(v));
+    out
+}
+
+/// Problems of a vector's use of the mcp_proxy method.
+fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
+    let proxy = v.methods.contains(&Method::McpProxy);
+    let mut out = Vec::new();
+    if proxy {
+        if v.methods.len() > 1 {
+            out.push((
+                "methods:",
+                "the mcp_proxy method cannot be combined with other methods".into(),
+            ));
+        }
+        if v.proxy.is_none() {
+            out.push((
+                "methods:",
+                "an mcp_proxy vector needs `proxy: {client_version}`".into(),
+            ));
+        }
+        if v.topology != Some(Topology::Intermediary) {
+            out.push((
+                "methods:",
+                "an mcp_proxy vector has `topology: intermediary`".into(),
+            ));
+        }
+    } else if v.proxy.is_some() {
+        out.push(("proxy:", "`proxy` needs `methods: [mcp_proxy]`".into()));
+    }
+    for s in &v.steps {
+        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
+        let fits = |e: &Expect| matches!(e, Expect::Arrives(_) | Expect::Silence(_));
+        let arrives = s
+            .expect
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, Expect::Arrives(_)));
+        if proxy
+            && (!line
+                || !s.expect.as_slice().iter().all(fits)
+                || s.repeat.is_some()
+                || s.at_ms.is_some())
+        {
+            out.push((
+                "steps:",
+                "an mcp_proxy step sends a `jsonrpc_line` (from `side`) and expects `arrives` or `silence`".into(),
+            ));
+        }
+        if !proxy && arrives {
+            out.push(("steps:", "`arrives` needs `methods: [mcp_proxy]`".into()));
         }
     }
     out

@@ -33,6 +33,9 @@ pub enum Method {
     McpNative,
     /// An MCP version translator: one message in, its translation out (`mcpx` namespace).
     Translate,
+    /// An MCP version-translating stdio proxy between the harness as client and the
+    /// harness as upstream server (`mcpxproxy` namespace, intermediary topology).
+    McpProxy,
 }
 
 /// One test vector: one file under `vectors/<namespace>/`.
@@ -62,6 +65,9 @@ pub struct Vector {
     /// upstream server (relays, gateways, proxies). Default `endpoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<Topology>,
+    /// How an MCP proxy under test is configured for this vector (method `mcp_proxy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<super::mcpx::ProxySpec>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -368,6 +374,9 @@ pub enum Expect {
     Translated(Box<super::mcpx::TranslatedSpec>),
     /// The translator refuses with this typed error (method `translate`).
     TranslationError(super::mcpx::TranslationErrorSpec),
+    /// The next JSON-RPC line arriving at the harness's `side` is exactly this (method
+    /// `mcp_proxy`).
+    Arrives(Box<super::mcpx::ArrivesSpec>),
 }
 
 /// A JSON-RPC response the server must send (method `mcp_native`).

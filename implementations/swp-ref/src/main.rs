@@ -43,6 +43,13 @@ enum Cmd {
         #[arg(last = true, required = true)]
         server: Vec<String>,
     },
+    /// Join stdin/stdout to a TCP connection (the harness's upstream MCP server behind a
+    /// stdio proxy under test).
+    StdioBridge {
+        /// `HOST:PORT` to connect to.
+        #[arg(long)]
+        connect: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -100,6 +107,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::StdioBridge { connect } => match swp_ref::mcpproxy::bridge(&connect) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("swp-ref stdio-bridge: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Cmd::Serve(args) => match args.into_options().and_then(swp_ref::serve::run) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

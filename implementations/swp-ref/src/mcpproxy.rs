@@ -224,10 +224,16 @@ impl Ends {
     /// server-everything and the SDKs), so single messages are read as the newest version
     /// the proxy knows: the rules key on the client's version and strip whatever it lacks.
     /// A batch can only come from a 2025-03-26 server and is read as such. `None`: the
-    /// line passes untouched, unparsed (a client at the newest version).
+    /// line passes untouched, unparsed (client and server both at the newest version).
     fn server_hop(&self, server: Version, line: &[u8]) -> Option<Hop> {
         let batch = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-        let from = if batch { server } else { Version::LATEST };
+        // A client at the newest version lacks nothing: its server's lines are read at the
+        // server's own version, so only `protocolVersion` changes (an upgrade).
+        let from = if batch || self.client == Version::LATEST {
+            server
+        } else {
+            Version::LATEST
+        };
         (from != self.client).then_some(Hop {
             from,
             to: self.client,
@@ -377,4 +383,31 @@ pub fn run(
     let _ = child.kill();
     let _ = child.wait();
     r.map_err(ProxyError::Io)
+}
+
+/// `swp-ref stdio-bridge`: joins this process's stdin/stdout to a TCP connection, so a
+/// harness listening on `addr` can play the MCP server behind a stdio proxy (the proxy
+/// starts the bridge as its server command). Returns when either side ends.
+pub fn bridge(addr: &str) -> io::Result<()> {
+    let sock = std::net::TcpStream::connect(addr)?;
+    let mut up = sock.try_clone()?;
+    let copier = std::thread::spawn(move || {
+        let r = io::copy(&mut io::stdin().lock(), &mut up);
+        let _ = up.shutdown(std::net::Shutdown::Write);
+        r
+    });
+    let mut down = sock;
+    let mut out = io::stdout().lock();
+    // Copy by chunks, flushing each, so lines are not held back in a buffer.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = down.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n])?;
+        out.flush()?;
+    }
+    drop(copier);
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! - `tools/call` `rich`: text, audio, resource_link, embedded resource, structuredContent.
 //! - `tools/call` `ask`: first sends `elicitation/create` and `notifications/resources/updated`
 //!   and a progress notification with a message, then answers with the elicitation's action.
+//! - `tools/call` `broken`: a result invalid in every version (`content` not an array).
 //! - `resources/list`, `prompts/list`: titles, `_meta`, icons.
 
 use serde_json::{json, Value};
@@ -70,6 +71,10 @@ fn main() {
                 );
                 waiting_call = Some(id);
                 continue;
+            }
+            // Invalid in every version: the proxy must answer the client with an error.
+            "tools/call" if v.pointer("/params/name") == Some(&json!("broken")) => {
+                json!({"content": "not an array"})
             }
             "tools/call" => json!({
                 "content": [

@@ -261,33 +261,56 @@ impl Ends {
         };
         let split_batch = v.is_array() && !hop.to.has_batches();
         let original = if split_batch { Some(v.clone()) } else { None };
+        // Who waits for an answer if this line cannot be translated: the senders of its
+        // requests, and the receivers of its responses. Noted before the message moves.
+        let (requests, responses): (Vec<Value>, Vec<Value>) = {
+            let items: Vec<&Value> = match &v {
+                Value::Array(a) => a.iter().collect(),
+                m => vec![m],
+            };
+            (
+                items
+                    .iter()
+                    .filter(|m| is_request(m))
+                    .map(|m| m["id"].clone())
+                    .collect(),
+                items
+                    .iter()
+                    .filter(|m| is_response(m))
+                    .filter_map(|m| m.get("id").cloned())
+                    .collect(),
+            )
+        };
         let lookup: &Pending = if to_server {
             &st.from_server
         } else {
             &st.from_client
         };
-        let out = translate(v.clone(), &hop, lookup);
         let Translation {
             messages,
             replies,
             warnings,
-        } = match out {
+        } = match translate(v, &hop, lookup) {
             Ok(t) => t,
             Err(e) => {
                 eprintln!("mcp-proxy: {e}; not forwarded");
-                // A request gets an answer so its sender does not wait forever.
-                let reqs: Vec<&Value> = match &v {
-                    Value::Array(a) => a.iter().filter(|m| is_request(m)).collect(),
-                    m if is_request(m) => vec![m],
-                    _ => vec![],
-                };
-                let back = if to_server {
-                    &self.to_client
+                let (back, ahead) = if to_server {
+                    (&self.to_client, &self.to_server)
                 } else {
-                    &self.to_server
+                    (&self.to_server, &self.to_client)
                 };
-                for r in reqs {
-                    write_value(back, &proxy_error(&r["id"], &e.to_string()))?;
+                let why = e.to_string();
+                for id in requests {
+                    write_value(back, &proxy_error(&id, &why))?;
+                }
+                // The request a dropped response answers still gets an answer: an error.
+                for id in responses.into_iter().filter(|id| !id.is_null()) {
+                    if to_server {
+                        st.from_server.complete(&json!({"id": id}));
+                    } else {
+                        st.from_client.complete(&json!({"id": id}));
+                    }
+                    write_value(ahead, &proxy_error(&id, &why))?;
                 }
                 return Ok(());
             }

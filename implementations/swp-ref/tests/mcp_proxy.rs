@@ -28,14 +28,17 @@ fn example(name: &str) -> PathBuf {
         .unwrap()
         .join("examples")
         .join(name);
-    if !p.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args(["build", "-q", "-p", "swp-ref", "--example", name])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
+    // Always through cargo: `cargo test --test` alone does not rebuild examples, and a
+    // stale mock would test an old server. A no-op when it is up to date.
+    let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .current_dir(root())
+        .args(["build", "-q", "-p", "swp-ref", "--example", name])
+        .status()
+        .unwrap();
+    assert!(
+        st.success() && p.is_file(),
+        "cannot build the {name} example"
+    );
     p
 }
 
@@ -215,6 +218,15 @@ fn a_2024_client_sees_only_2024_through_the_proxy() {
         c.send(json!({"jsonrpc": "2.0", "id": id, "method": m}));
         c.response(json!(id), |_| json!({}));
     }
+    // A result that cannot be translated (invalid in every version) is not forwarded; the
+    // client gets an error for its request instead of waiting forever.
+    c.send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "broken", "arguments": {}}}));
+    let broken = c.response(json!(6), |_| json!({}));
+    assert_eq!(
+        broken.pointer("/error/code"),
+        Some(&json!(-32603)),
+        "{broken}"
+    );
 }
 
 #[test]

@@ -113,7 +113,6 @@ struct Conv {
     from_proxy: Lines,
     upstream: TcpStream,
     from_upstream: Lines,
-    start: Instant,
     transcript: Vec<TranscriptEntry>,
 }
 
@@ -134,7 +133,9 @@ fn side_name(s: Side) -> &'static str {
 impl Conv {
     fn log(&mut self, dir: Dir, text: String) {
         self.transcript.push(TranscriptEntry {
-            t_ms: self.start.elapsed().as_millis() as u64,
+            // Reports must not differ between runs outside their `run` block, and the
+            // order of entries already tells the story: no clock in these transcripts.
+            t_ms: 0,
             dir,
             data: clip(&text),
         });
@@ -211,7 +212,7 @@ impl Conv {
                 if let Some(Ok(l)) = lines.unexpected() {
                     let text = String::from_utf8_lossy(&l).into_owned();
                     self.transcript.push(TranscriptEntry {
-                        t_ms: self.start.elapsed().as_millis() as u64,
+                        t_ms: 0,
                         dir: Dir::Received,
                         data: clip(&format!("{}: {text}", side_name(side))),
                     });
@@ -396,7 +397,6 @@ impl<'a> McpProxyEngine<'a> {
             from_proxy: Lines::spawn(stdout),
             upstream,
             from_upstream: Lines::spawn(reader),
-            start: Instant::now(),
             transcript: Vec::new(),
         };
         c.log(

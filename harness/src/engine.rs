@@ -194,6 +194,10 @@ impl Engine<'_> {
             r.detail = Some(why);
             return r;
         }
+        if lv.vector.methods.contains(&Method::Translate) {
+            crate::translate::run(&mut *self.driver, &lv.vector, &mut r);
+            return r;
+        }
         if !lv.vector.methods.contains(&Method::Codec) {
             r.detail =
                 Some("only the session method applies; this run uses the codec method".into());

@@ -1057,7 +1057,7 @@ pub fn run_dir(
                 log,
             ))
         }
-        Kind::Endpoint | Kind::McpServer => return Err(LegacyError::EndpointSut),
+        Kind::Endpoint | Kind::McpServer | Kind::McpProxy => return Err(LegacyError::EndpointSut),
     };
     let results = run(&set, &sut, driver.as_mut());
     let report = Report::new(

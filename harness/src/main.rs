@@ -188,6 +188,11 @@ fn execute(
             let r = engine.run(plan, progress);
             (r, engine.describe())
         }
+        Kind::McpProxy => {
+            let mut engine = swp_conform::mcpproxy::McpProxyEngine::new(cat, sut, &work)?;
+            let r = engine.run(plan, progress);
+            (r, engine.describe())
+        }
         Kind::Endpoint => {
             let mut engine = SessionEngine::new(cat, sut, &work)?;
             let r = engine.run(plan, progress);

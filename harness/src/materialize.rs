@@ -315,9 +315,10 @@ fn solve_pad(env: &Envelope, which: &Pad, target: u64) -> Result<usize, Material
 }
 
 fn send(ctx: &mut Ctx<'_>, s: &Send) -> Result<Bytes, MaterialiseError> {
-    if s.jsonrpc_line.is_some() {
+    if s.jsonrpc_line.is_some() || s.translate.is_some() {
         return Err(MaterialiseError::Invalid(
-            "`jsonrpc_line` is for the mcp_native method only".into(),
+            "`jsonrpc_line` and `translate` are for the mcp_native and translate methods only"
+                .into(),
         ));
     }
     if let Some(f) = &s.frame {
@@ -452,9 +453,13 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         Expect::Identity => Expectation::Identity,
         Expect::Forwarded => Expectation::Forwarded,
         Expect::Close => Expectation::Close,
-        Expect::Response(_) | Expect::NoResponse(_) => {
+        Expect::Response(_)
+        | Expect::NoResponse(_)
+        | Expect::Translated(_)
+        | Expect::TranslationError(_)
+        | Expect::Arrives(_) => {
             return Err(MaterialiseError::Invalid(
-                "`response`/`no_response` are for the mcp_native method only".into(),
+                "`response`/`no_response`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),
             ))
         }
         Expect::Silence(s) => Expectation::Silence {

@@ -21,6 +21,10 @@ pub enum Kind {
     /// A plain MCP server (no SWP) over stdio, newline-delimited JSON-RPC (method
     /// `mcp_native`); needs `start` and `mcp_native`.
     McpServer,
+    /// An MCP stdio proxy (method `mcp_proxy`): the harness is its client on stdio and its
+    /// upstream server behind `${BRIDGE} stdio-bridge --connect ${UPSTREAM_ADDR}`; needs
+    /// `start`.
+    McpProxy,
 }
 
 /// How the `mcp_native` method talks to a plain MCP server.
@@ -444,6 +448,13 @@ impl Sut {
         if manifest.kind == Kind::Testee && manifest.start.is_none() {
             return Err(invalid(
                 "kind testee needs `start` (command and args of the testee process)".into(),
+            ));
+        }
+        if manifest.kind == Kind::McpProxy
+            && (manifest.start.is_none() || manifest.methods != [Method::McpProxy])
+        {
+            return Err(invalid(
+                "kind mcp-proxy needs `start` and supports exactly the mcp_proxy method".into(),
             ));
         }
         if manifest.kind == Kind::McpServer {

@@ -115,6 +115,14 @@ impl CodecDriver for Mutant {
         format!("mutant {:?}", self.0)
     }
 
+    // The mutants are codec bugs; MCP translation stays the reference's.
+    fn translate(
+        &mut self,
+        req: &swp_ref::testee::proto::TranslateRequest,
+    ) -> Result<Answer<swp_ref::testee::proto::TranslateReply>, DriverError> {
+        InProcess.translate(req)
+    }
+
     fn decode(&mut self, req: &DecodeRequest) -> Result<Answer<DecodeReply>, DriverError> {
         match self.0 {
             Bug::AcceptsZeroLength => {

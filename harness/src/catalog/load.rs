@@ -3,7 +3,7 @@
 
 use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
-use super::vector::{Data, Expect, FrameSpec, Num, Part, RejectSpec, Send, Vector};
+use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
 use super::{Catalog, LoadedVector};
 use crate::expr::{self, ExprError, Params, PARAM_NAMES};
 use std::collections::BTreeMap;
@@ -349,6 +349,22 @@ fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Par
 }
 
 fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    if s.translate.is_some() {
+        if s.frame.is_some()
+            || s.raw.is_some()
+            || s.identity_probe
+            || s.slow_request.is_some()
+            || s.jsonrpc_line.is_some()
+        {
+            sink.at(
+                path,
+                text,
+                "translate:",
+                "`translate` is a whole send; give nothing else with it".into(),
+            );
+        }
+        return;
+    }
     if s.jsonrpc_line.is_some() {
         if s.frame.is_some() || s.raw.is_some() || s.identity_probe || s.slow_request.is_some() {
             sink.at(
@@ -565,11 +581,20 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                         );
                     }
                 }
-                Expect::Nothing | Expect::Close | Expect::Identity | Expect::Forwarded => {}
+                Expect::Nothing
+                | Expect::Close
+                | Expect::Identity
+                | Expect::Forwarded
+                | Expect::Translated(_)
+                | Expect::TranslationError(_)
+                | Expect::Arrives(_) => {}
             }
         }
     }
     check_mcp_native(sink, path, text, v);
+    for (needle, message) in super::mcpx::problems(v) {
+        sink.at(path, text, needle, message);
+    }
 }
 
 /// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);
@@ -595,7 +620,9 @@ fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
             .iter()
             .any(|e| !is_json(e) && !matches!(e, Expect::Nothing));
         foreign |= native && (!line || other_expect || s.repeat.is_some() || s.at_ms.is_some());
-        misplaced |= !native && (line || json_expect);
+        // The mcp_proxy method sends `jsonrpc_line` too (catalog::mcpx checks it).
+        let proxy = v.methods.contains(&Method::McpProxy);
+        misplaced |= !native && ((line && !proxy) || json_expect);
     }
     if foreign {
         sink.at(

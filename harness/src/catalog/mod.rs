@@ -3,6 +3,7 @@
 
 pub mod index;
 pub mod load;
+pub mod mcpx;
 pub mod requirements;
 pub mod vector;
 

@@ -35,6 +35,11 @@ pub enum Method {
     /// canonical error table), driven like `mcp_native` over stdio, HTTP or WebSocket
     /// (`gateway` namespace).
     McpGateway,
+    /// An MCP version translator: one message in, its translation out (`mcpx` namespace).
+    Translate,
+    /// An MCP version-translating stdio proxy between the harness as client and the
+    /// harness as upstream server (`mcpxproxy` namespace, intermediary topology).
+    McpProxy,
 }
 
 impl Method {
@@ -71,6 +76,9 @@ pub struct Vector {
     /// upstream server (relays, gateways, proxies). Default `endpoint`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<Topology>,
+    /// How an MCP proxy under test is configured for this vector (method `mcp_proxy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<super::mcpx::ProxySpec>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -250,6 +258,9 @@ pub struct Send {
     /// manifest's `mcp_native.protocol_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jsonrpc_line: Option<String>,
+    /// One MCP message for the translator (method `translate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub translate: Option<Box<super::mcpx::TranslateSend>>,
 }
 
 /// An envelope written field by field; omitted fields take defaults.
@@ -377,6 +388,13 @@ pub enum Expect {
     /// No JSON-RPC response (to `id`, or to anything when `id` is omitted) arrives within
     /// `ms` (method `mcp_native`). Notifications and server requests may arrive meanwhile.
     NoResponse(NoResponseSpec),
+    /// The translator returns exactly this (method `translate`).
+    Translated(Box<super::mcpx::TranslatedSpec>),
+    /// The translator refuses with this typed error (method `translate`).
+    TranslationError(super::mcpx::TranslationErrorSpec),
+    /// The next JSON-RPC line arriving at the harness's `side` is exactly this (method
+    /// `mcp_proxy`).
+    Arrives(Box<super::mcpx::ArrivesSpec>),
 }
 
 /// A JSON-RPC response the server must send (method `mcp_native`).

@@ -1,7 +1,7 @@
 //! The built-in SUT: the reference's testee handlers called directly, no process, no JSON.
 
 use super::{Answer, CodecDriver, DriverError};
-use swp_ref::testee::proto::{DecodeReply, DecodeRequest};
+use swp_ref::testee::proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 
 /// The reference implementation, in process.
 #[derive(Debug, Default, Clone, Copy)]
@@ -16,5 +16,11 @@ impl CodecDriver for InProcess {
         swp_ref::testee::reference::decode(req)
             .map(Answer::Ok)
             .map_err(|e| DriverError::Protocol(e.to_string()))
+    }
+
+    fn translate(&mut self, req: &TranslateRequest) -> Result<Answer<TranslateReply>, DriverError> {
+        swp_ref::testee::translate::translate(req)
+            .map(Answer::Ok)
+            .map_err(DriverError::Protocol)
     }
 }

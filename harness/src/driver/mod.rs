@@ -4,7 +4,7 @@
 pub mod inproc;
 pub mod testee;
 
-use swp_ref::testee::proto::{DecodeReply, DecodeRequest};
+use swp_ref::testee::proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 
 /// A successful exchange or an explicit "unsupported".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,4 +38,13 @@ pub trait CodecDriver {
     fn describe(&self) -> String;
     /// Runs one fresh receiver over a stream.
     fn decode(&mut self, req: &DecodeRequest) -> Result<Answer<DecodeReply>, DriverError>;
+    /// Translates one MCP message between protocol versions (method `translate`).
+    fn translate(
+        &mut self,
+        _req: &TranslateRequest,
+    ) -> Result<Answer<TranslateReply>, DriverError> {
+        Ok(Answer::Unsupported(
+            "this connector does not translate MCP messages".into(),
+        ))
+    }
 }

@@ -12,7 +12,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 use swp_ref::testee::proto::{
-    DecodeReply, DecodeRequest, HelloReply, HelloRequest, Reply, Request, PROTOCOL_VERSION,
+    DecodeReply, DecodeRequest, HelloReply, HelloRequest, Reply, Request, TranslateReply,
+    TranslateRequest, PROTOCOL_VERSION,
 };
 use swp_ref::testee::serve::{read_message, write_message};
 
@@ -273,6 +274,18 @@ impl CodecDriver for TesteeDriver {
             }
         }
         self.call("decode", req)
+    }
+
+    fn translate(&mut self, req: &TranslateRequest) -> Result<Answer<TranslateReply>, DriverError> {
+        self.ensure()?;
+        if let Some(h) = &self.hello {
+            if !h.supports.iter().any(|s| s == "translate") {
+                return Ok(Answer::Unsupported(
+                    "the testee does not list `translate`".into(),
+                ));
+            }
+        }
+        self.call("translate", req)
     }
 }
 

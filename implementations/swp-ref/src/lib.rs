@@ -6,6 +6,7 @@
 
 pub mod endpoint;
 pub mod gateway;
+pub mod mcpproxy;
 pub mod relay;
 pub mod serve;
 pub mod testee;

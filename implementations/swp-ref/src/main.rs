@@ -55,6 +55,24 @@ enum Cmd {
         #[arg(long)]
         deterministic: bool,
     },
+    /// Translate MCP between a client at one protocol version and a stdio server at
+    /// whatever version it agrees to (docs/mcp-translation.md).
+    McpProxy {
+        /// The version presented to the client: 2024-11-05, 2025-03-26, 2025-06-18 or
+        /// 2025-11-25.
+        #[arg(long)]
+        client_version: String,
+        /// The server command and its arguments (after `--`).
+        #[arg(last = true, required = true)]
+        server: Vec<String>,
+    },
+    /// Join stdin/stdout to a TCP connection (the harness's upstream MCP server behind a
+    /// stdio proxy under test).
+    StdioBridge {
+        /// `HOST:PORT` to connect to.
+        #[arg(long)]
+        connect: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -136,6 +154,35 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Cmd::McpProxy {
+            client_version,
+            server,
+        } => {
+            let v = match client_version.parse() {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("swp-ref mcp-proxy: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let (cmd, args) = server
+                .split_first()
+                .map_or(("", &[][..]), |(c, a)| (c.as_str(), a));
+            match swp_ref::mcpproxy::run(v, cmd, args, std::io::stdin(), std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("swp-ref mcp-proxy: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Cmd::StdioBridge { connect } => match swp_ref::mcpproxy::bridge(&connect) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("swp-ref stdio-bridge: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Cmd::Serve(args) => match args.into_options().and_then(swp_ref::serve::run) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

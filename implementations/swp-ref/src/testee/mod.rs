@@ -4,3 +4,4 @@
 pub mod proto;
 pub mod reference;
 pub mod serve;
+pub mod translate;

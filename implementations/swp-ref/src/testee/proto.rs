@@ -259,6 +259,68 @@ pub struct DecodeReply {
     pub end: Vec<Event>,
 }
 
+/// `translate`: one MCP message from one protocol version to another
+/// (`docs/testee-protocol.md`, `docs/mcp-translation.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TranslateRequest {
+    /// The sender's MCP version, e.g. `2025-06-18`.
+    pub from: String,
+    /// The receiver's MCP version.
+    pub to: String,
+    /// `client_to_server` or `server_to_client`.
+    pub direction: String,
+    /// For a result response: the method of the request it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
+    /// The JSON-RPC message (or 2025-03-26 batch).
+    pub message: serde_json::Value,
+}
+
+/// One structured warning of a translation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranslateWarning {
+    /// `dropped`, `converted`, `fallback_added`, `version_rewritten`,
+    /// `notification_dropped`, `answered_on_behalf`, `response_dropped`, `batch_split`,
+    /// `unknown_method_forwarded`.
+    pub kind: String,
+    /// JSON Pointer into the input message.
+    pub path: String,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// The `translate` reply: the translation, or the translator's typed refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum TranslateReply {
+    /// Translated.
+    Translated {
+        /// Messages for the receiver, in order.
+        messages: Vec<serde_json::Value>,
+        /// Responses sent back to the sender on the receiver's behalf.
+        #[serde(default)]
+        replies: Vec<serde_json::Value>,
+        /// Every dropped or converted field.
+        #[serde(default)]
+        warnings: Vec<TranslateWarning>,
+    },
+    /// Refused with a typed error.
+    Error {
+        /// `invalid_input`, `unrepresentable`, `missing_context` or `invalid_output`.
+        kind: String,
+        /// The message type, e.g. `tools/list result`.
+        message_type: String,
+        /// JSON Pointer into the input.
+        #[serde(default)]
+        path: String,
+        /// Free text.
+        #[serde(default)]
+        details: String,
+    },
+}
+
 /// Every reply: exactly one of `ok`, `unsupported` or `error`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

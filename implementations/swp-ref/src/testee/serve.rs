@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use std::io::{self, Read, Write};
 
 /// Operations the reference testee supports.
-pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "shutdown", "validate:2"];
+pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "translate", "shutdown", "validate:2"];
 
 /// Reads one length-prefixed message; `Ok(None)` on a clean end of input.
 pub fn read_message(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
@@ -110,6 +110,12 @@ pub fn answer(msg: &[u8]) -> (Vec<u8>, bool) {
             let r = serde_json::from_str::<DecodeRequest>(header.args.get())
                 .map_err(|e| format!("bad decode request: {e}"))
                 .and_then(|req| reference::decode(&req).map_err(|e| e.to_string()));
+            (reply(id, r), false)
+        }
+        "translate" => {
+            let r = serde_json::from_str::<super::proto::TranslateRequest>(header.args.get())
+                .map_err(|e| format!("bad translate request: {e}"))
+                .and_then(|req| super::translate::translate(&req));
             (reply(id, r), false)
         }
         "shutdown" => (reply(id, Ok(())), true),

@@ -1,0 +1,286 @@
+//! The vector-file types of the `translate` method (`vectors/mcpx/`): one MCP message, the
+//! versions and direction of the hop, and the exact translation or typed error expected.
+
+use super::vector::{Expect, Method, Side, Topology, Vector};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// An MCP protocol version the translation vectors name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum McpVersion {
+    /// 2024-11-05.
+    #[serde(rename = "2024-11-05")]
+    V2024_11_05,
+    /// 2025-03-26.
+    #[serde(rename = "2025-03-26")]
+    V2025_03_26,
+    /// 2025-06-18.
+    #[serde(rename = "2025-06-18")]
+    V2025_06_18,
+    /// 2025-11-25.
+    #[serde(rename = "2025-11-25")]
+    V2025_11_25,
+}
+
+impl McpVersion {
+    /// As written in `protocolVersion`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpVersion::V2024_11_05 => "2024-11-05",
+            McpVersion::V2025_03_26 => "2025-03-26",
+            McpVersion::V2025_06_18 => "2025-06-18",
+            McpVersion::V2025_11_25 => "2025-11-25",
+        }
+    }
+}
+
+/// Which way the message travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpDirection {
+    /// Client requests and notifications, and client responses to server requests.
+    ClientToServer,
+    /// Server requests and notifications, and server responses.
+    ServerToClient,
+}
+
+impl McpDirection {
+    /// As written on the testee protocol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpDirection::ClientToServer => "client_to_server",
+            McpDirection::ServerToClient => "server_to_client",
+        }
+    }
+}
+
+/// `send: {translate: ...}`: hand one message to the translator.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranslateSend {
+    /// The sender's version.
+    pub from: McpVersion,
+    /// The receiver's version.
+    pub to: McpVersion,
+    /// Which way it travels.
+    pub direction: McpDirection,
+    /// For a result response (or a batch of them): the method of the request answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
+    /// The JSON-RPC message, or a 2025-03-26 batch (an array).
+    pub message: serde_json::Value,
+}
+
+/// What a translation reports having done to a piece of the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKindSpec {
+    /// A field the target does not define was removed.
+    Dropped,
+    /// A field, block or value was rewritten into a form the target has.
+    Converted,
+    /// A text block carrying dropped structuredContent was added.
+    FallbackAdded,
+    /// `protocolVersion` was rewritten.
+    VersionRewritten,
+    /// A notification was not forwarded.
+    NotificationDropped,
+    /// A request was answered on the receiver's behalf.
+    AnsweredOnBehalf,
+    /// An error response was not forwarded.
+    ResponseDropped,
+    /// A batch was split.
+    BatchSplit,
+    /// A method no version defines was forwarded.
+    UnknownMethodForwarded,
+}
+
+impl WarningKindSpec {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningKindSpec::Dropped => "dropped",
+            WarningKindSpec::Converted => "converted",
+            WarningKindSpec::FallbackAdded => "fallback_added",
+            WarningKindSpec::VersionRewritten => "version_rewritten",
+            WarningKindSpec::NotificationDropped => "notification_dropped",
+            WarningKindSpec::AnsweredOnBehalf => "answered_on_behalf",
+            WarningKindSpec::ResponseDropped => "response_dropped",
+            WarningKindSpec::BatchSplit => "batch_split",
+            WarningKindSpec::UnknownMethodForwarded => "unknown_method_forwarded",
+        }
+    }
+}
+
+/// One expected warning.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WarningSpec {
+    /// What happened.
+    pub kind: WarningKindSpec,
+    /// JSON Pointer into the input message (`""` for the whole message).
+    pub path: String,
+}
+
+/// `expect: {translated: ...}`: the exact translation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranslatedSpec {
+    /// The messages delivered to the receiver, exactly (object key order aside), in order.
+    pub messages: Vec<serde_json::Value>,
+    /// The responses sent back to the sender on the receiver's behalf, exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<serde_json::Value>,
+    /// The warnings, exactly, in order (kind and path).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<WarningSpec>,
+}
+
+/// The class of a translation failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKindSpec {
+    /// Not a valid message of its version.
+    InvalidInput,
+    /// Valid, but with no faithful form in the target.
+    Unrepresentable,
+    /// A result whose request is unknown.
+    MissingContext,
+    /// The translator produced an invalid message and refused it.
+    InvalidOutput,
+}
+
+impl ErrorKindSpec {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKindSpec::InvalidInput => "invalid_input",
+            ErrorKindSpec::Unrepresentable => "unrepresentable",
+            ErrorKindSpec::MissingContext => "missing_context",
+            ErrorKindSpec::InvalidOutput => "invalid_output",
+        }
+    }
+}
+
+/// `expect: {translation_error: ...}`: the translator refuses with a typed error.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranslationErrorSpec {
+    /// The class of failure.
+    pub kind: ErrorKindSpec,
+    /// The message type the error names (`tools/list result`, `batch`, ...), when checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_type: Option<String>,
+    /// The JSON Pointer the error names, when checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// `proxy:` on a vector of method `mcp_proxy`: how the proxy is started.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProxySpec {
+    /// The version the proxy presents to its client (`${CLIENT_VERSION}` in the manifest).
+    pub client_version: McpVersion,
+}
+
+/// `expect: {arrives: ...}`: the next line at one side of the harness.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivesSpec {
+    /// Where it arrives: `client` (the proxy's stdout) or `upstream` (the proxy's server
+    /// connection).
+    pub side: Side,
+    /// The JSON-RPC message, exactly (object key order aside).
+    pub json: serde_json::Value,
+}
+
+/// Problems of a vector's use of the translate method: `(text to locate, message)`.
+pub fn problems(v: &Vector) -> Vec<(&'static str, String)> {
+    let translate = v.methods.contains(&Method::Translate);
+    let mut out = Vec::new();
+    if translate && v.methods.len() > 1 {
+        out.push((
+            "methods:",
+            "the translate method cannot be combined with other methods".into(),
+        ));
+    }
+    for s in &v.steps {
+        let sends = s.send.as_ref().is_some_and(|x| x.translate.is_some());
+        let exp = s.expect.as_slice();
+        let ours = |e: &Expect| matches!(e, Expect::Translated(_) | Expect::TranslationError(_));
+        let well_formed = sends
+            && exp.len() == 1
+            && ours(&exp[0])
+            && s.repeat.is_none()
+            && s.at_ms.is_none()
+            && s.side.is_none();
+        if translate && !well_formed {
+            out.push((
+                "steps:",
+                "a translate step sends `translate` and expects exactly one `translated` or `translation_error`".into(),
+            ));
+        }
+        if !translate && (sends || exp.iter().any(ours)) {
+            out.push((
+                "steps:",
+                "`translate`, `translated` and `translation_error` need `methods: [translate]`"
+                    .into(),
+            ));
+        }
+    }
+    out.extend(proxy_problems(v));
+    out
+}
+
+/// Problems of a vector's use of the mcp_proxy method.
+fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
+    let proxy = v.methods.contains(&Method::McpProxy);
+    let mut out = Vec::new();
+    if proxy {
+        if v.methods.len() > 1 {
+            out.push((
+                "methods:",
+                "the mcp_proxy method cannot be combined with other methods".into(),
+            ));
+        }
+        if v.proxy.is_none() {
+            out.push((
+                "methods:",
+                "an mcp_proxy vector needs `proxy: {client_version}`".into(),
+            ));
+        }
+        if v.topology != Some(Topology::Intermediary) {
+            out.push((
+                "methods:",
+                "an mcp_proxy vector has `topology: intermediary`".into(),
+            ));
+        }
+    } else if v.proxy.is_some() {
+        out.push(("proxy:", "`proxy` needs `methods: [mcp_proxy]`".into()));
+    }
+    for s in &v.steps {
+        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
+        let fits = |e: &Expect| matches!(e, Expect::Arrives(_) | Expect::Silence(_));
+        let arrives = s
+            .expect
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, Expect::Arrives(_)));
+        if proxy
+            && (!line
+                || !s.expect.as_slice().iter().all(fits)
+                || s.repeat.is_some()
+                || s.at_ms.is_some())
+        {
+            out.push((
+                "steps:",
+                "an mcp_proxy step sends a `jsonrpc_line` (from `side`) and expects `arrives` or `silence`".into(),
+            ));
+        }
+        if !proxy && arrives {
+            out.push(("steps:", "`arrives` needs `methods: [mcp_proxy]`".into()));
+        }
+    }
+    out
+}

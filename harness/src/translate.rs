@@ -1,0 +1,226 @@
+//! The `translate` method: hands each step's MCP message to the SUT's translator (the
+//! library in process, or a testee's `translate` operation) and judges the answer against
+//! the exact expected translation or typed error.
+
+use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
+use crate::catalog::vector::{Expect, Vector};
+use crate::driver::{Answer, CodecDriver, DriverError};
+use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
+use serde_json::Value;
+use swp_ref::testee::proto::{TranslateReply, TranslateRequest};
+
+/// Characters of JSON shown per transcript entry.
+const TRANSCRIPT_CHARS: usize = 2048;
+
+fn clip(s: String) -> String {
+    match s.char_indices().nth(TRANSCRIPT_CHARS) {
+        Some((i, _)) => format!("{}… ({} octets)", &s[..i], s.len()),
+        None => s,
+    }
+}
+
+fn request(t: &TranslateSend) -> TranslateRequest {
+    TranslateRequest {
+        from: t.from.as_str().into(),
+        to: t.to.as_str().into(),
+        direction: t.direction.as_str().into(),
+        answers: t.answers.clone(),
+        message: t.message.clone(),
+    }
+}
+
+fn describe_translated(e: &TranslatedSpec) -> String {
+    let w: Vec<String> = e
+        .warnings
+        .iter()
+        .map(|w| format!("{} {:?}", w.kind.as_str(), w.path))
+        .collect();
+    format!(
+        "{} message(s), {} reply(ies), warnings [{}]",
+        e.messages.len(),
+        e.replies.len(),
+        w.join(", ")
+    )
+}
+
+fn describe_error(e: &TranslationErrorSpec) -> String {
+    format!(
+        "error {}{}{}",
+        e.kind.as_str(),
+        e.message_type
+            .as_ref()
+            .map(|m| format!(" on {m}"))
+            .unwrap_or_default(),
+        e.path
+            .as_ref()
+            .map(|p| format!(" at {p:?}"))
+            .unwrap_or_default()
+    )
+}
+
+fn describe_reply(r: &TranslateReply) -> String {
+    match r {
+        TranslateReply::Translated {
+            messages,
+            replies,
+            warnings,
+        } => {
+            let w: Vec<String> = warnings
+                .iter()
+                .map(|w| format!("{} {:?}", w.kind, w.path))
+                .collect();
+            format!(
+                "{} message(s), {} reply(ies), warnings [{}]",
+                messages.len(),
+                replies.len(),
+                w.join(", ")
+            )
+        }
+        TranslateReply::Error {
+            kind,
+            message_type,
+            path,
+            ..
+        } => format!("error {kind} on {message_type} at {path:?}"),
+    }
+}
+
+fn first_difference(what: &str, got: &[Value], want: &[Value]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("{} {what}, expected {}", got.len(), want.len()));
+    }
+    got.iter()
+        .zip(want)
+        .enumerate()
+        .find_map(|(i, (g, w))| (g != w).then(|| clip(format!("{what}[{i}] is {g}, expected {w}"))))
+}
+
+/// Why `got` does not match `want`, if it does not.
+fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
+    match (want, got) {
+        (
+            Expect::Translated(e),
+            TranslateReply::Translated {
+                messages,
+                replies,
+                warnings,
+            },
+        ) => {
+            if let Some(d) = first_difference("messages", messages, &e.messages) {
+                return Some(d);
+            }
+            if let Some(d) = first_difference("replies", replies, &e.replies) {
+                return Some(d);
+            }
+            let g: Vec<(&str, &str)> = warnings
+                .iter()
+                .map(|w| (w.kind.as_str(), w.path.as_str()))
+                .collect();
+            let w: Vec<(&str, &str)> = e
+                .warnings
+                .iter()
+                .map(|w| (w.kind.as_str(), w.path.as_str()))
+                .collect();
+            (g != w).then(|| format!("warnings are {g:?}, expected {w:?}"))
+        }
+        (Expect::Translated(_), TranslateReply::Error { .. }) => {
+            Some("the translator refused a message it must translate".into())
+        }
+        (Expect::TranslationError(_), TranslateReply::Translated { .. }) => {
+            Some("the translator translated a message it must refuse with a typed error".into())
+        }
+        (
+            Expect::TranslationError(e),
+            TranslateReply::Error {
+                kind,
+                message_type,
+                path,
+                ..
+            },
+        ) => {
+            if kind != e.kind.as_str() {
+                return Some(format!("error kind {kind}, expected {}", e.kind.as_str()));
+            }
+            if let Some(m) = &e.message_type {
+                if m != message_type {
+                    return Some(format!(
+                        "error names message type {message_type:?}, expected {m:?}"
+                    ));
+                }
+            }
+            match &e.path {
+                Some(p) if p != path => Some(format!("error names path {path:?}, expected {p:?}")),
+                _ => None,
+            }
+        }
+        (other, _) => Some(format!("{other:?} is not a translate expectation")),
+    }
+}
+
+/// Runs the translate steps of `v` through `driver`, filling `r`.
+pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
+    r.method = Some("translate".into());
+    for (i, s) in v.steps.iter().enumerate() {
+        let label = if v.steps.len() > 1 {
+            format!("step {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        let (Some(t), [want]) = (
+            s.send.as_ref().and_then(|x| x.translate.as_deref()),
+            s.expect.as_slice(),
+        ) else {
+            r.verdict = Verdict::HarnessError;
+            r.detail = Some(format!("{label}not a translate step"));
+            return;
+        };
+        let req = request(t);
+        r.transcript.push(TranscriptEntry {
+            t_ms: 0,
+            dir: Dir::Sent,
+            data: clip(format!(
+                "{} → {} {}: {}",
+                req.from, req.to, req.direction, req.message
+            )),
+        });
+        r.expected = format!(
+            "{label}{}",
+            match want {
+                Expect::Translated(e) => describe_translated(e),
+                Expect::TranslationError(e) => describe_error(e),
+                other => format!("{other:?}"),
+            }
+        );
+        let got = match driver.translate(&req) {
+            Ok(Answer::Ok(g)) => g,
+            Ok(Answer::Unsupported(why)) => {
+                r.verdict = Verdict::Unsupported;
+                r.detail = Some(why);
+                return;
+            }
+            Err(e) => {
+                r.verdict = match e {
+                    DriverError::Timeout(_) => Verdict::Timeout,
+                    DriverError::Crashed(_) => Verdict::Crash,
+                    DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
+                };
+                r.detail = Some(e.to_string());
+                return;
+            }
+        };
+        r.transcript.push(TranscriptEntry {
+            t_ms: 0,
+            dir: Dir::Received,
+            data: clip(serde_json::to_string(&got).unwrap_or_default()),
+        });
+        r.observed = format!("{label}{}", describe_reply(&got));
+        if let Some(why) = judge(want, &got) {
+            r.verdict = Verdict::Fail;
+            r.detail = Some(format!("{label}{why}"));
+            r.pass = false;
+            return;
+        }
+    }
+    r.verdict = Verdict::Pass;
+    r.pass = true;
+}

@@ -176,8 +176,12 @@ impl Report {
     pub fn new(mut run: RunInfo, sut: SutInfo, mut all: Vec<VectorResult>, strict: bool) -> Report {
         all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
         for r in &mut all {
-            if matches!(r.method.as_deref(), Some("session" | "mcp_native"))
-                && !r.transcript.is_empty()
+            // Wire methods time their transcripts with a real clock; only the codec and
+            // translate methods' transcripts are deterministic and stay in the result.
+            if matches!(
+                r.method.as_deref(),
+                Some("session" | "mcp_native" | "mcp_gateway" | "mcp_proxy")
+            ) && !r.transcript.is_empty()
             {
                 run.transcripts
                     .insert(r.vector_id.clone(), std::mem::take(&mut r.transcript));

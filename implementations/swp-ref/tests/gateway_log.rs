@@ -186,3 +186,93 @@ fn logs_match_the_golden_file_and_transports_answer_alike() {
         );
     }
 }
+
+const STREAM: &str = r#"{"jsonrpc":"2.0","id":"s-1","method":"swp/stream","params":{"count":3}}"#;
+
+/// The partials of `swp/stream`, then its terminal response, as lines of JSON.
+fn assert_stream_order(lines: &[String]) {
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    for (k, l) in lines[..3].iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["method"], "notifications/progress", "{l}");
+        assert_eq!(v["params"]["progressToken"], "s-1");
+        assert_eq!(v["params"]["progress"], k + 1);
+    }
+    let last: serde_json::Value = serde_json::from_str(&lines[3]).unwrap();
+    assert_eq!(last["id"], "s-1");
+    assert!(last.get("result").is_some(), "{last}");
+}
+
+#[test]
+fn stream_partials_reach_stdio_and_websocket_clients_before_the_response() {
+    let dir = work("gateway-stream");
+    let log = dir.join("gateway.jsonl");
+
+    // stdio: the partials are lines before the response line.
+    let mut g = gateway(&["--listen", "stdio"], &log, Stdio::piped(), Stdio::piped());
+    let mut input = g.0.stdin.take().unwrap();
+    writeln!(input, "{STREAM}").unwrap();
+    drop(input);
+    let lines: Vec<String> = BufReader::new(g.0.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .collect();
+    assert_stream_order(&lines);
+
+    // WebSocket: the partials are text messages before the response message.
+    let port_file = dir.join("port");
+    let pf = port_file.to_str().unwrap();
+    let _g = gateway(
+        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        &log,
+        Stdio::null(),
+        Stdio::null(),
+    );
+    let until = Instant::now() + Duration::from_secs(10);
+    let port: u16 = loop {
+        if let Some(p) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(Instant::now() < until, "the gateway wrote no port");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed during the upgrade");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    assert!(buf.starts_with(b"HTTP/1.1 101"));
+    buf.drain(..head_end);
+    let mask = [7u8, 1, 2, 3];
+    let mut frame = vec![0x81, 0x80 | STREAM.len() as u8];
+    frame.extend_from_slice(&mask);
+    frame.extend(STREAM.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    s.write_all(&frame).unwrap();
+    // Server frames are unmasked; these are all short (length < 126).
+    let mut msgs = Vec::new();
+    while msgs.len() < 4 {
+        if buf.len() >= 2 && buf.len() >= 2 + (buf[1] & 0x7f) as usize {
+            assert_eq!(buf[0], 0x81, "a text frame");
+            let len = (buf[1] & 0x7f) as usize;
+            assert!(len < 126);
+            msgs.push(String::from_utf8(buf[2..2 + len].to_vec()).unwrap());
+            buf.drain(..2 + len);
+            continue;
+        }
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed before the response");
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    assert_stream_order(&msgs);
+}

@@ -84,11 +84,15 @@ impl Shared {
         self.pipeline.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// One client message through the pipeline and, when valid, upstream. With `partials`,
+    /// upstream notifications naming the request (stream partials, §7) go to that sink while
+    /// the request is in flight; they are all in it before this returns the response.
     async fn exchange(
         &self,
         transport: &'static str,
         route: &'static str,
         bytes: &[u8],
+        partials: Option<&Partials>,
     ) -> Outcome {
         let (arrived, t0) = (SystemTime::now(), Instant::now());
         let ingress = self.pipeline().ingress(bytes);
@@ -107,11 +111,18 @@ impl Shared {
                         .map_err(|e| GatewayError::new(Canonical::InternalError, e.to_string()));
                     (id, method, None, r)
                 } else {
+                    let key = f.pending.id.clone().unwrap_or_default();
+                    if let Some(p) = partials {
+                        self.upstream.route(&key, p.0.clone());
+                    }
                     let answer = tokio::time::timeout(
                         UPSTREAM_TIMEOUT,
                         self.upstream.request(f.msg_type, f.payload),
                     )
                     .await;
+                    if partials.is_some() {
+                        self.upstream.unroute(&key);
+                    }
                     match answer {
                         Err(_) => (
                             id,
@@ -161,6 +172,25 @@ impl Shared {
             metadata: self.log.metadata(),
         });
         Outcome { status, body }
+    }
+}
+
+/// A client's sink for stream partials, and the receiving end its transport drains before
+/// writing each response (so partials always precede their terminal response).
+struct Partials(
+    tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+);
+
+impl Partials {
+    fn new() -> Self {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        Partials(tx, rx)
+    }
+
+    /// The partials received so far.
+    fn drain(&mut self) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| self.1.try_recv().ok()).collect()
     }
 }
 
@@ -246,6 +276,7 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
 async fn serve_stdio(shared: Arc<Shared>) -> Result<(), ServeError> {
     let mut input = BufReader::new(tokio::io::stdin());
     let mut out = tokio::io::stdout();
+    let mut partials = Partials::new();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -263,12 +294,14 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), ServeError> {
         if msg.is_empty() {
             continue;
         }
-        let outcome = shared.exchange("stdio", "stdio", msg).await;
-        if let Some(mut body) = outcome.body {
-            body.push(b'\n');
-            out.write_all(&body).await.map_err(io("write stdout"))?;
-            out.flush().await.map_err(io("write stdout"))?;
+        let outcome = shared
+            .exchange("stdio", "stdio", msg, Some(&partials))
+            .await;
+        for mut line in partials.drain().into_iter().chain(outcome.body) {
+            line.push(b'\n');
+            out.write_all(&line).await.map_err(io("write stdout"))?;
         }
+        out.flush().await.map_err(io("write stdout"))?;
         if overlong {
             // The rest of that line cannot be framed again; stop reading.
             return Ok(());
@@ -340,7 +373,8 @@ async fn serve_http(shared: Arc<Shared>, mut stream: TcpStream) -> std::io::Resu
         }
         let body: Vec<u8> = buf[head.head_len..head.head_len + len].to_vec();
         buf.drain(..head.head_len + len);
-        let outcome = shared.exchange("http", "/mcp", &body).await;
+        // One HTTP response per request: stream partials have nowhere to go.
+        let outcome = shared.exchange("http", "/mcp", &body, None).await;
         let close = head.header_has("connection", "close");
         let extra: &[(&str, &str)] = if close {
             &[("Connection", "close")]
@@ -412,14 +446,17 @@ async fn serve_ws(
     let resp = String::from_utf8_lossy(&resp).replace("Content-Length: 0\r\n", "");
     stream.write_all(resp.as_bytes()).await?;
     let mut decoder = ws::Decoder::new(MAX_MESSAGE_BYTES);
+    let mut partials = Partials::new();
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
         match decoder.decode(&mut buf) {
             Ok(Some(ws::Message::Text(text))) => {
-                let outcome = shared.exchange("websocket", "/mcp", text.as_bytes()).await;
-                if let Some(body) = outcome.body {
+                let outcome = shared
+                    .exchange("websocket", "/mcp", text.as_bytes(), Some(&partials))
+                    .await;
+                for msg in partials.drain().into_iter().chain(outcome.body) {
                     stream
-                        .write_all(&ws::encode(ws::opcode::TEXT, &body))
+                        .write_all(&ws::encode(ws::opcode::TEXT, &msg))
                         .await?;
                 }
                 continue;

@@ -6,7 +6,7 @@ use bytes::BytesMut;
 use std::process::Stdio;
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::mcp::{Correlator, MSG_TYPE_RESPONSE, PROFILE_ID};
+use swp_profiles::mcp::{Correlator, MSG_TYPE_NOTIFICATION, MSG_TYPE_RESPONSE, PROFILE_ID};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -49,22 +49,31 @@ struct Job {
     reply: Option<oneshot::Sender<Answer>>,
 }
 
+/// Where upstream notifications go: the client sink registered under the JSON-RPC id their
+/// `params.progressToken` names (stream partials, mcp-mapping-profile §7).
+pub type Routes = std::sync::Arc<
+    std::sync::Mutex<std::collections::HashMap<String, mpsc::UnboundedSender<Vec<u8>>>>,
+>;
+
 /// A handle on the upstream link; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Upstream {
     jobs: mpsc::Sender<Job>,
+    routes: Routes,
 }
 
 impl Upstream {
     /// Connects (or spawns) and starts the link task.
     pub async fn connect(addr: &UpstreamAddr, limits: Limits) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel(256);
+        let routes = Routes::default();
+        let link_routes = routes.clone();
         match addr {
             UpstreamAddr::Tcp(a) => {
                 let s = tokio::net::TcpStream::connect(a).await?;
                 s.set_nodelay(true)?;
                 let (r, w) = s.into_split();
-                tokio::spawn(link(r, w, rx, limits));
+                tokio::spawn(link(r, w, rx, limits, link_routes));
             }
             UpstreamAddr::Command(argv) => {
                 let (prog, args) = argv.split_first().ok_or_else(|| {
@@ -81,12 +90,27 @@ impl Upstream {
                     return Err(std::io::Error::other("the upstream command has no stdio"));
                 };
                 tokio::spawn(async move {
-                    link(r, w, rx, limits).await;
+                    link(r, w, rx, limits, link_routes).await;
                     let _ = child.kill().await;
                 });
             }
         }
-        Ok(Upstream { jobs: tx })
+        Ok(Upstream { jobs: tx, routes })
+    }
+
+    /// Delivers upstream notifications whose progressToken is `id` (a request's JSON-RPC id,
+    /// a string by the envelope schema) to `sink` until [`Upstream::unroute`].
+    pub fn route(&self, id: &str, sink: mpsc::UnboundedSender<Vec<u8>>) {
+        if let Ok(mut r) = self.routes.lock() {
+            r.insert(id.to_owned(), sink);
+        }
+    }
+
+    /// Stops routing notifications for `id`.
+    pub fn unroute(&self, id: &str) {
+        if let Ok(mut r) = self.routes.lock() {
+            r.remove(id);
+        }
     }
 
     /// Sends a request and waits for its terminal response.
@@ -122,8 +146,31 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-async fn link<R, W>(mut r: R, mut w: W, mut jobs: mpsc::Receiver<Job>, limits: Limits)
-where
+/// Hands an upstream notification to the client whose request its progressToken names.
+/// Called in frame order, before any later response is handed over, so a client sink sees
+/// partials before the terminal response.
+fn route_notification(routes: &Routes, payload: &[u8]) {
+    let token = serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/params/progressToken")
+                .and_then(|t| t.as_str().map(str::to_owned))
+        });
+    let Some(token) = token else { return };
+    if let Ok(r) = routes.lock() {
+        if let Some(sink) = r.get(&token) {
+            let _ = sink.send(payload.to_vec());
+        }
+    }
+}
+
+async fn link<R, W>(
+    mut r: R,
+    mut w: W,
+    mut jobs: mpsc::Receiver<Job>,
+    limits: Limits,
+    routes: Routes,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -178,9 +225,11 @@ where
                             match decoder.next_body() {
                                 Ok(Some(body)) => {
                                     let Ok(env) = e1::decode(&body, &limits) else { continue };
+                                    if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_NOTIFICATION {
+                                        route_notification(&routes, &env.payload);
+                                        continue;
+                                    }
                                     if env.profile_id != PROFILE_ID || env.msg_type != MSG_TYPE_RESPONSE {
-                                        // Upstream notifications (stream partials) have no
-                                        // client route here; see docs/mcp-gateway.md.
                                         continue;
                                     }
                                     if let Ok(Some(tx)) = corr.finish(&env.msg_id) {

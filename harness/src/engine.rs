@@ -3,7 +3,7 @@
 
 use crate::catalog::vector::{Method, UnknownProfile, Vector};
 use crate::catalog::{Catalog, LoadedVector};
-use crate::driver::{Answer, CodecDriver, DriverError};
+use crate::driver::{Answer, CodecDriver};
 use crate::evaluate::{self, describe_expected};
 use crate::materialize::{self, Action, ConcreteStep, MaterialiseError};
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
@@ -299,11 +299,7 @@ impl Engine<'_> {
                 return;
             }
             Err(e) => {
-                r.verdict = match e {
-                    DriverError::Timeout(_) => Verdict::Timeout,
-                    DriverError::Crashed(_) => Verdict::Crash,
-                    DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
-                };
+                r.verdict = e.verdict();
                 r.detail = Some(e.to_string());
                 return;
             }

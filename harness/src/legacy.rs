@@ -12,7 +12,7 @@
 use crate::catalog::vector::Method;
 use crate::driver::inproc::InProcess;
 use crate::driver::testee::TesteeDriver;
-use crate::driver::{Answer, CodecDriver, DriverError};
+use crate::driver::{Answer, CodecDriver};
 use crate::engine::{transcript_hex, CODEC_NOW_MS};
 use crate::evaluate::{describe_expected, describe_observed, judge_codec_step};
 use crate::materialize::{hex_bytes, Expectation, Fields};
@@ -731,11 +731,7 @@ pub fn run_one(
             return r;
         }
         Err(e) => {
-            r.verdict = match e {
-                DriverError::Timeout(_) => Verdict::Timeout,
-                DriverError::Crashed(_) => Verdict::Crash,
-                DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
-            };
+            r.verdict = e.verdict();
             r.detail = Some(e.to_string());
             return r;
         }

@@ -4,7 +4,7 @@
 
 use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
 use crate::catalog::vector::{Expect, Vector};
-use crate::driver::{Answer, CodecDriver, DriverError};
+use crate::driver::{Answer, CodecDriver};
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use serde_json::Value;
 use swp_ref::testee::proto::{TranslateReply, TranslateRequest};
@@ -199,11 +199,7 @@ pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
                 return;
             }
             Err(e) => {
-                r.verdict = match e {
-                    DriverError::Timeout(_) => Verdict::Timeout,
-                    DriverError::Crashed(_) => Verdict::Crash,
-                    DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
-                };
+                r.verdict = e.verdict();
                 r.detail = Some(e.to_string());
                 return;
             }

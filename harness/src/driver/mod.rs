@@ -32,6 +32,18 @@ pub enum DriverError {
     Start(String),
 }
 
+impl DriverError {
+    /// The verdict of a vector whose exchange failed this way.
+    pub fn verdict(&self) -> crate::model::Verdict {
+        use crate::model::Verdict;
+        match self {
+            DriverError::Timeout(_) => Verdict::Timeout,
+            DriverError::Crashed(_) => Verdict::Crash,
+            DriverError::Protocol(_) | DriverError::Start(_) => Verdict::HarnessError,
+        }
+    }
+}
+
 /// What a codec-method SUT can do.
 pub trait CodecDriver {
     /// Name and version the SUT reported.

@@ -66,6 +66,21 @@ fn stdio_answers(log: &Path) -> Vec<String> {
     lines
 }
 
+/// The port the gateway wrote to `port_file`, waiting up to 10 s.
+fn wait_port(port_file: &Path) -> u16 {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(p) = std::fs::read_to_string(port_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return p;
+        }
+        assert!(Instant::now() < until, "the gateway wrote no port");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn post(port: u16, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -91,17 +106,7 @@ fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
         Stdio::null(),
         Stdio::null(),
     );
-    let until = Instant::now() + Duration::from_secs(10);
-    let port: u16 = loop {
-        if let Some(p) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break p;
-        }
-        assert!(Instant::now() < until, "the gateway wrote no port");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let port = wait_port(&port_file);
     // Seed 001 §5: only the MCP route is served, and only POST or a WebSocket upgrade on it.
     for (req, status) in [
         (
@@ -228,17 +233,7 @@ fn stream_partials_reach_stdio_and_websocket_clients_before_the_response() {
         Stdio::null(),
         Stdio::null(),
     );
-    let until = Instant::now() + Duration::from_secs(10);
-    let port: u16 = loop {
-        if let Some(p) = std::fs::read_to_string(&port_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break p;
-        }
-        assert!(Instant::now() < until, "the gateway wrote no port");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let port = wait_port(&port_file);
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();

@@ -34,15 +34,20 @@ fn hex(h: &str) -> Result<Vec<u8>, String> {
     ::hex::decode(&clean).map_err(|e| format!("hex {h:?}: {e}"))
 }
 
+/// The octets of a P1 bytes value as vectors write it: `hex:...`, or a string's UTF-8.
+pub fn bytes_value(s: &str) -> Result<Vec<u8>, String> {
+    match s.strip_prefix("hex:") {
+        Some(h) => hex(h),
+        None => Ok(s.as_bytes().to_vec()),
+    }
+}
+
 fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, String> {
     let name = field.name();
     let bad = || format!("field {name}: {v} is not a valid {kind:?}");
     Ok(match kind {
         Kind::Bytes => match v {
-            Json::String(s) => match s.strip_prefix("hex:") {
-                Some(h) => Value::Bytes(Bytes::from(hex(h)?)),
-                None => Value::Bytes(Bytes::copy_from_slice(s.as_bytes())),
-            },
+            Json::String(s) => Value::Bytes(Bytes::from(bytes_value(s)?)),
             _ => return Err(bad()),
         },
         Kind::String => Value::String(v.as_str().ok_or_else(bad)?.to_owned()),

@@ -53,6 +53,21 @@ fn failing(mode: &str) -> BTreeSet<String> {
     assert!(plan.len() >= 22, "{} a2a vectors", plan.len());
     let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
     let rs = eng.run(&plan, |_| {});
+    // Every session-method vector must really run: a proxy that made them all not
+    // applicable would otherwise pass the "caught by exactly" checks vacuously.
+    let executed = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotApplicable)
+        .count();
+    let session = plan
+        .iter()
+        .filter(|v| {
+            v.vector
+                .methods
+                .contains(&swp_conform::catalog::vector::Method::Session)
+        })
+        .count();
+    assert_eq!(executed, session, "{mode}: every session a2a vector runs");
     for r in &rs {
         if r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable {
             eprintln!(

@@ -564,8 +564,8 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                 Expect::A2aTasks(tasks) => {
                     for t in tasks {
                         for b in std::iter::once(&t.task_id).chain(&t.output) {
-                            if let Some(h) = b.strip_prefix("hex:") {
-                                check_hex(sink, path, text, h);
+                            if let Err(e) = crate::p1::bytes_value(b) {
+                                sink.at(path, text, b, e);
                             }
                         }
                     }

@@ -1366,12 +1366,8 @@ fn a2a_tasks(
     silence: Duration,
 ) -> Result<String, (String, String)> {
     use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult};
-    let bytes_of = |s: &str| -> Vec<u8> {
-        match s.strip_prefix("hex:") {
-            Some(h) => hex::decode(h).unwrap_or_default(),
-            None => s.as_bytes().to_vec(),
-        }
-    };
+    // The catalog loader refused malformed `hex:` values, so this cannot fail here.
+    let bytes_of = |s: &str| crate::p1::bytes_value(s).unwrap_or_default();
     // Per listed task: events seen, the Result once seen.
     let mut state: Vec<(Vec<u8>, u64, Option<A2aResult>)> = tasks
         .iter()

@@ -172,11 +172,6 @@ impl Lifecycle {
         }
     }
 
-    /// The terminal Result of a closed lifecycle.
-    pub fn terminal(&self, scope: &str, task_id: &Bytes) -> Option<&A2aResult> {
-        self.tasks.get(&Self::key(scope, task_id))?.result.as_ref()
-    }
-
     /// Lifecycles remembered.
     pub fn len(&self) -> usize {
         self.tasks.len()

@@ -17,14 +17,3 @@ pub const MSG_TASK: u64 = 2;
 pub const MSG_EVENT: u64 = 3;
 /// msg_type of a Result.
 pub const MSG_RESULT: u64 = 4;
-
-/// The P1 message name for an A2A msg_type.
-pub fn message_name(msg_type: u64) -> Option<&'static str> {
-    match msg_type {
-        MSG_HANDSHAKE => Some("swp.p1.a2a.v1.Handshake"),
-        MSG_TASK => Some("swp.p1.a2a.v1.Task"),
-        MSG_EVENT => Some("swp.p1.a2a.v1.Event"),
-        MSG_RESULT => Some("swp.p1.a2a.v1.Result"),
-        _ => None,
-    }
-}

@@ -1,7 +1,5 @@
 //! JSON-RPC response bodies that echo a request id octet for octet (§5: ids are never
-//! changed), and the deterministic mapping of core errors to JSON-RPC codes (§6).
-
-use swp_core::ErrorCode;
+//! changed). Core errors map to JSON-RPC codes by `ErrorCode::jsonrpc_code` (§6).
 
 /// JSON-RPC "parse error".
 pub const PARSE_ERROR: i64 = -32700;
@@ -44,15 +42,10 @@ pub fn error(id: &str, code: i64, message: &str, data: Option<&str>) -> Vec<u8> 
     v
 }
 
-/// The JSON-RPC code a core error surfaces as (§6), e.g. `INVALID_FRAME` → -32700; `None`
-/// for profile-level codes, which are not core errors (tool-level failures pass through).
-pub fn core_error_code(code: ErrorCode) -> Option<i64> {
-    code.jsonrpc_code()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use swp_core::ErrorCode;
 
     #[test]
     fn bodies_echo_the_raw_id() {
@@ -74,7 +67,7 @@ mod tests {
             (ErrorCode::UnknownProfile, -32601),
             (ErrorCode::InvalidEnvelope, -32600),
         ] {
-            assert_eq!(core_error_code(c), Some(j), "{c:?}");
+            assert_eq!(c.jsonrpc_code(), Some(j), "{c:?}");
         }
         assert_eq!(
             swp_core::CoreCategory::InternalError.jsonrpc_code(),

@@ -112,7 +112,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 
 /// The string a raw JSON value holds, borrowed unless it contains escapes; `None` when the
 /// value is not a string.
-pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     let s = raw.get();
     let inner = s.strip_prefix('"')?.strip_suffix('"')?;
     if inner.contains('\\') {

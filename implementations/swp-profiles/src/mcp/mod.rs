@@ -6,17 +6,13 @@
 //!   errors to JSON-RPC codes (§6).
 //! - [`correlate`] owns msg_id correlation: fresh ids per in-flight request, duplicate
 //!   detection, response matching (§5).
-//! - [`stream`] checks the streaming discipline: partials, then exactly one terminal
-//!   response (§7).
 
 pub mod correlate;
 pub mod jsonrpc;
 pub mod message;
-pub mod stream;
 
 pub use correlate::{CorrelationError, Correlator, InFlight};
 pub use message::{parse, McpMessage, McpPayloadError};
-pub use stream::{StreamError, StreamTracker};
 
 /// The profile id of the MCP mapping profile.
 pub const PROFILE_ID: u64 = 1;

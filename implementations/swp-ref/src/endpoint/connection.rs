@@ -336,19 +336,8 @@ impl Connection {
             a2a::Action::Nothing => {}
             a2a::Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
             a2a::Action::Send(msgs) => {
-                let limits = self.config.limits;
                 for (msg_type, payload) in msgs {
-                    self.generated_ids += 1;
-                    let id = reply::a2a_msg_id(self.generated_ids, &limits);
-                    if let Err(e) = reply::put_profile_frame(
-                        &mut self.tx,
-                        &limits,
-                        PROFILE_A2A,
-                        msg_type,
-                        now_ms,
-                        id,
-                        Bytes::from(payload),
-                    ) {
+                    if let Err(e) = self.originate(PROFILE_A2A, msg_type, payload, now_ms) {
                         let r = Reject::profile(
                             ErrorCode::PayloadTooLarge,
                             format!("A2A message not sent: {e}"),
@@ -366,18 +355,8 @@ impl Connection {
     /// limits ends the stream with an error frame on the request's msg_id in place of the
     /// terminal response, so the flow is still completed exactly once.
     fn stream(&mut self, msg_id: Bytes, partials: Vec<Vec<u8>>, terminal: Vec<u8>, now_ms: u64) {
-        let limits = self.config.limits;
         for (k, partial) in partials.into_iter().enumerate() {
-            self.generated_ids += 1;
-            let id = reply::notification_msg_id(self.generated_ids, &limits);
-            if let Err(e) = reply::put_frame(
-                &mut self.tx,
-                &limits,
-                MSG_TYPE_NOTIFICATION,
-                now_ms,
-                id,
-                Bytes::from(partial),
-            ) {
+            if let Err(e) = self.originate(PROFILE_MCP, MSG_TYPE_NOTIFICATION, partial, now_ms) {
                 let r = Reject::profile(
                     ErrorCode::PayloadTooLarge,
                     format!("stream stopped at partial output {}: {e}", k + 1),
@@ -387,6 +366,33 @@ impl Connection {
             }
         }
         self.respond(msg_id, Bytes::from(terminal), now_ms);
+    }
+
+    /// Writes a message the endpoint originates (an MCP stream partial, an A2A message) under
+    /// a fresh msg_id of its own.
+    fn originate(
+        &mut self,
+        profile_id: u64,
+        msg_type: u64,
+        payload: Vec<u8>,
+        now_ms: u64,
+    ) -> Result<(), Oversize> {
+        let limits = self.config.limits;
+        self.generated_ids += 1;
+        let id = if profile_id == PROFILE_A2A {
+            reply::a2a_msg_id(self.generated_ids, &limits)
+        } else {
+            reply::notification_msg_id(self.generated_ids, &limits)
+        };
+        reply::put_profile_frame(
+            &mut self.tx,
+            &limits,
+            profile_id,
+            msg_type,
+            now_ms,
+            id,
+            Bytes::from(payload),
+        )
     }
 
     /// Sends a response, or an error frame in its place when it does not fit the limits.

@@ -126,11 +126,6 @@ impl SchemaRegistry {
         Ok(fp)
     }
 
-    /// Whether a tool is known.
-    pub fn knows(&self, tool: &str) -> bool {
-        self.tools.contains_key(tool)
-    }
-
     /// Schemas compiled so far (a cache hit compiles nothing).
     pub fn compilations(&self) -> usize {
         self.compilations

@@ -5,9 +5,9 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::path::Path;
 use std::time::Duration;
 use swp_conform::catalog::{self, LoadedVector};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::testee::TesteeDriver;
-use swp_conform::engine::Engine;
+use swp_conform::connect::inproc::InProcess;
+use swp_conform::connect::testee::TesteeDriver;
+use swp_conform::method::codec::CodecMethod;
 use swp_conform::sut::{Start, Sut};
 
 fn bench(c: &mut Criterion) {
@@ -22,7 +22,7 @@ fn bench(c: &mut Criterion) {
     // Vectors that send more than 1 MiB (the boundary vectors move MAX_FRAME_BYTES, 8 MiB)
     // are reported apart, so the per-vector cost of everything else stays visible. Decided
     // by what each vector materialises for this SUT, not by its id.
-    let params = sut.params(swp_conform::engine::CODEC_NOW_MS);
+    let params = sut.params(swp_conform::method::codec::CODEC_NOW_MS);
     let big = |v: &&LoadedVector| {
         swp_conform::materialize::materialise(&v.vector, &params).is_ok_and(|steps| {
             steps
@@ -48,12 +48,9 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(plan.len() as u64));
         g.bench_function(format!("inproc/{name}"), |b| {
             b.iter(|| {
-                Engine {
-                    catalog: &cat,
-                    sut: &sut,
-                    driver: &mut InProcess,
-                }
-                .run(plan, |_| {})
+                CodecMethod::new(&sut, Box::new(InProcess))
+                    .run(&cat, plan)
+                    .unwrap()
             })
         });
     }
@@ -76,12 +73,9 @@ fn bench(c: &mut Criterion) {
         g.throughput(Throughput::Elements(plan.len() as u64));
         g.bench_function(format!("testee/{name}"), |b| {
             b.iter(|| {
-                Engine {
-                    catalog: &cat,
-                    sut: &sut,
-                    driver: &mut testee,
-                }
-                .run(plan, |_| {})
+                CodecMethod::new(&sut, Box::new(&mut testee))
+                    .run(&cat, plan)
+                    .unwrap()
             })
         });
     }

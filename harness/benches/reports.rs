@@ -9,8 +9,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::Path;
 use swp_conform::catalog::{self, LoadedVector};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::engine::Engine;
+use swp_conform::connect::inproc::InProcess;
+use swp_conform::method::codec::CodecMethod;
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::report::json::{Digests, Report, RunInfo, SutInfo};
 use swp_conform::sut::Sut;
@@ -20,12 +20,9 @@ const N: usize = 1000;
 fn results(cat: &catalog::Catalog) -> Vec<VectorResult> {
     let sut = Sut::builtin().unwrap_or_else(|e| panic!("{e}"));
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
-    let base = Engine {
-        catalog: cat,
-        sut: &sut,
-        driver: &mut InProcess,
-    }
-    .run(&plan, |_| {});
+    let base = CodecMethod::new(&sut, Box::new(InProcess))
+        .run(cat, &plan)
+        .unwrap_or_else(|e| panic!("{e}"));
     (0..N)
         .map(|i| {
             let mut r = base[i % base.len()].clone();

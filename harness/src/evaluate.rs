@@ -4,7 +4,7 @@
 use crate::materialize::{Expectation, Fields};
 use crate::model::Verdict;
 use swp_core::ErrorCode;
-use swp_ref::testee::proto::{EnvelopeView, Event};
+use swp_testee_proto::{EnvelopeView, Event};
 
 /// The judgement of one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,14 +81,10 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                     .collect();
                 each.join("; ")
             }
-            Expectation::Reply {
-                profile_id,
-                msg_type,
-                ..
-            } => format!(
+            Expectation::Reply(r) => format!(
                 "reply profile_id={} msg_type={}",
-                profile_id.map_or("*".into(), |v| v.to_string()),
-                msg_type.map_or("*".into(), |v| v.to_string())
+                r.profile_id.map_or("*".into(), |v| v.to_string()),
+                r.msg_type.map_or("*".into(), |v| v.to_string())
             ),
         })
         .collect::<Vec<_>>()

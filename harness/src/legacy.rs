@@ -10,15 +10,15 @@
 //! are descriptive metadata and are ignored.
 
 use crate::catalog::vector::Method;
-use crate::driver::inproc::InProcess;
-use crate::driver::testee::TesteeDriver;
-use crate::driver::{Answer, CodecDriver};
-use crate::engine::{transcript_hex, CODEC_NOW_MS};
+use crate::connect::driver::{Answer, CodecDriver};
+use crate::connect::testee::TesteeDriver;
 use crate::evaluate::{describe_expected, describe_observed, judge_codec_step};
 use crate::materialize::{hex_bytes, Expectation, Fields};
+use crate::method::codec::CODEC_NOW_MS;
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use crate::report::json::{Report, RunInfo, SutInfo};
 use crate::sut::{codec_config_of, Kind, Sut, SutError};
+use crate::transcript::transcript_hex;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use swp_core::ErrorCode;
-use swp_ref::testee::proto::{Chunk, DecodeRequest, Event, Hex};
+use swp_testee_proto::{Chunk, DecodeRequest, Event, Hex};
 
 /// Largest `.bin` fixture read: the harness holds one fixture in memory at a time.
 pub const MAX_BIN_BYTES: u64 = 64 * 1024 * 1024;
@@ -159,6 +159,9 @@ pub enum LegacyError {
     /// A testee manifest has no start command.
     #[error("testee manifest without `start`")]
     NoStart,
+    /// The connector could not be set up.
+    #[error(transparent)]
+    Driver(#[from] crate::connect::driver::DriverError),
     /// Legacy vectors are codec fixtures; an endpoint SUT cannot run them.
     #[error("legacy vector sets run by the codec method; this manifest describes an endpoint or MCP server (no codec method)")]
     EndpointSut,
@@ -701,7 +704,7 @@ pub fn run_one(
         r.detail = Some("legacy vectors need the codec method; the SUT does not offer it".into());
         return r;
     }
-    r.method = Some("codec".into());
+    r.method = Some(crate::catalog::vector::Method::Codec);
     let bytes = match read_capped(&check.bin, MAX_BIN_BYTES) {
         Ok(b) => Bytes::from(b),
         Err(e) => {
@@ -1038,7 +1041,7 @@ pub fn run_dir(
         std::fs::create_dir_all(o).map_err(io_err(o))?;
     }
     let mut driver: Box<dyn CodecDriver> = match sut.manifest.kind {
-        Kind::Builtin => Box::new(InProcess),
+        Kind::Builtin => crate::connect::driver::builtin()?,
         Kind::Testee => {
             let start = sut.manifest.start.clone().ok_or(LegacyError::NoStart)?;
             let base = sut.base_dir();

@@ -3,22 +3,20 @@
 //! observes and reports per vector and per requirement (`DESIGN.md` §2 for the data flow).
 #![forbid(unsafe_code)]
 
+pub mod cancel;
 pub mod catalog;
 pub mod cli;
-pub mod driver;
-pub mod engine;
+pub mod connect;
 pub mod evaluate;
 pub mod expr;
 pub mod legacy;
 pub mod materialize;
-pub mod mcpnative;
-pub mod mcpproxy;
+pub mod method;
 pub mod model;
 pub mod p1;
 pub mod report;
 pub mod schema;
 pub mod select;
-pub mod session;
 pub mod sut;
 pub mod trace;
-pub mod translate;
+pub mod transcript;

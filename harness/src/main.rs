@@ -4,17 +4,11 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use swp_conform::catalog::{self, Catalog, LoadedVector};
+use swp_conform::catalog::{self, Catalog};
 use swp_conform::cli::RunOptions;
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::testee::TesteeDriver;
-use swp_conform::driver::CodecDriver;
-use swp_conform::engine::Engine;
-use swp_conform::mcpnative::McpNativeEngine;
-use swp_conform::model::VectorResult;
+use swp_conform::method::{Cancel, Runner, Setup};
 use swp_conform::select::{select, Selection};
-use swp_conform::session::run::SessionEngine;
-use swp_conform::sut::{Kind, Sut};
+use swp_conform::sut::Sut;
 
 #[derive(Parser)]
 #[command(
@@ -172,58 +166,20 @@ fn selection(sel: &Select) -> Selection {
     }
 }
 
-/// Runs `plan` on the SUT with the engine its manifest calls for.
-fn execute(
-    cat: &Catalog,
-    sut: &Sut,
-    plan: &[&LoadedVector],
+/// The method the manifest calls for, opened; Ctrl-C cancels the run and kills the SUT.
+fn open<'a>(
+    cat: &'a Catalog,
+    sut: &'a Sut,
     work: &Path,
     timeout_ms: u64,
-    progress: &mut dyn FnMut(&VectorResult),
-) -> Result<(Vec<VectorResult>, String), String> {
-    let work = work.to_path_buf();
-    Ok(match sut.manifest.kind {
-        Kind::McpServer => {
-            let mut engine = McpNativeEngine::new(cat, sut, &work)?;
-            let r = engine.run(plan, progress);
-            (r, engine.describe())
-        }
-        Kind::McpProxy => {
-            let mut engine = swp_conform::mcpproxy::McpProxyEngine::new(cat, sut, &work)?;
-            let r = engine.run(plan, progress);
-            (r, engine.describe())
-        }
-        Kind::Endpoint => {
-            let mut engine = SessionEngine::new(cat, sut, &work)?;
-            let r = engine.run(plan, progress);
-            (r, engine.describe())
-        }
-        Kind::Builtin | Kind::Testee => {
-            let mut driver: Box<dyn CodecDriver> = if sut.manifest.kind == Kind::Builtin {
-                Box::new(InProcess)
-            } else {
-                let start = sut
-                    .manifest
-                    .start
-                    .clone()
-                    .ok_or("testee manifest without start")?;
-                let base = sut.base_dir();
-                Box::new(TesteeDriver::new(
-                    start,
-                    base,
-                    Duration::from_millis(timeout_ms),
-                    work.join("sut-stderr.log"),
-                ))
-            };
-            let mut engine = Engine {
-                catalog: cat,
-                sut,
-                driver: driver.as_mut(),
-            };
-            let r = engine.run(plan, progress);
-            (r, driver.describe())
-        }
-    })
+    cancel: &Cancel,
+) -> Result<Box<dyn Runner + 'a>, String> {
+    swp_conform::connect::process::install_interrupt_handler(cancel);
+    let setup = Setup {
+        work: work.to_path_buf(),
+        timeout: Duration::from_millis(timeout_ms),
+    };
+    swp_conform::method::open(cat, sut, &setup).map_err(|e| e.to_string())
 }
 
 fn load_sut(sut_path: &Option<PathBuf>) -> Result<Sut, String> {
@@ -284,9 +240,9 @@ fn run(
         out: out.clone(),
         quiet: change.quiet,
     };
-    let report = swp_conform::cli::run_report(&cat, &sut, &plan, &opts, &mut |p, progress| {
-        execute(&cat, &sut, p, &work, timeout_ms, progress)
-    })?;
+    let cancel = Cancel::new();
+    let mut runner = open(&cat, &sut, &work, timeout_ms, &cancel)?;
+    let report = swp_conform::cli::run_report(&cat, &sut, &plan, &opts, runner.as_mut(), &cancel)?;
     swp_conform::cli::finish(&report, &opts)
 }
 
@@ -300,9 +256,9 @@ fn claim(
     let cat = catalog::load::load(&catalog_dir(vectors)).map_err(|e| e.to_string())?;
     let sut = load_sut(sut_path)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, &mut |p, progress| {
-        execute(&cat, &sut, p, out, timeout_ms, progress)
-    })?;
+    let cancel = Cancel::new();
+    let mut runner = open(&cat, &sut, out, timeout_ms, &cancel)?;
+    let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, runner.as_mut(), &cancel)?;
     match &o.claim {
         Some(c) => println!("{c}"),
         None => println!(

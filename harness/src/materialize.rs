@@ -83,28 +83,32 @@ pub enum Expectation {
         ms: u64,
     },
     /// A frame matching the pattern.
-    Reply {
-        /// `profile_id`.
-        profile_id: Option<u64>,
-        /// `msg_type`.
-        msg_type: Option<u64>,
-        /// Reuses the sent msg_id.
-        same_msg_id: bool,
-        /// Exact payload.
-        payload: Option<Bytes>,
-        /// JSON the payload contains.
-        payload_json: Option<serde_json::Value>,
-        /// P1 message and fields the payload carries.
-        payload_p1: Option<crate::p1::P1Spec>,
-        /// The payload is the canonical encoding of its message.
-        p1_canonical: bool,
-    },
+    Reply(ReplyPattern),
     /// An A2A agent runs these tasks to their terminal Results.
     A2aTasks(Vec<crate::catalog::vector::TaskOutcome>),
     /// The identity probe's answer reports the client identity.
     Identity,
     /// The sent octets arrive unchanged on the other side.
     Forwarded,
+}
+
+/// What a reply frame must look like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyPattern {
+    /// `profile_id`.
+    pub profile_id: Option<u64>,
+    /// `msg_type`.
+    pub msg_type: Option<u64>,
+    /// Reuses the sent msg_id.
+    pub same_msg_id: bool,
+    /// Exact payload.
+    pub payload: Option<Bytes>,
+    /// JSON the payload contains.
+    pub payload_json: Option<serde_json::Value>,
+    /// P1 message and fields the payload carries.
+    pub payload_p1: Option<crate::p1::P1Spec>,
+    /// The payload is the canonical encoding of its message.
+    pub p1_canonical: bool,
 }
 
 /// One concrete step.
@@ -279,6 +283,14 @@ fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
     let mut out = Vec::with_capacity(env.encoded_len());
     e1::encode_body(&env, &mut out);
     Ok(Bytes::from(out))
+}
+
+/// The recommended code of the first reject the steps expect, for the report.
+pub fn first_reject_code(steps: &[ConcreteStep]) -> Option<String> {
+    steps.iter().flat_map(|s| &s.expect).find_map(|e| match e {
+        Expectation::Reject { allowed, .. } => Some(allowed[0].as_str().to_owned()),
+        _ => None,
+    })
 }
 
 /// Finds the length `L` of the padded field that makes the body exactly `target` octets.
@@ -465,7 +477,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         Expect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
         },
-        Expect::Reply(r) => Expectation::Reply {
+        Expect::Reply(r) => Expectation::Reply(ReplyPattern {
             profile_id: r.profile_id.as_ref().map(|n| ctx.num(n)).transpose()?,
             msg_type: r.msg_type.as_ref().map(|n| ctx.num(n)).transpose()?,
             same_msg_id: r.same_msg_id,
@@ -480,7 +492,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             payload_json: r.payload_json.clone(),
             payload_p1: r.payload_p1.clone(),
             p1_canonical: r.p1_canonical,
-        },
+        }),
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
     }))
 }

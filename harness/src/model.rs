@@ -89,9 +89,9 @@ pub struct VectorResult {
     pub namespace: String,
     /// Vector file, relative to the catalog's parent.
     pub path: String,
-    /// Method used (`codec` or `session`), absent when not run.
+    /// Method used, absent when not run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
+    pub method: Option<crate::catalog::vector::Method>,
     /// Verdict.
     pub verdict: Verdict,
     /// `verdict == pass` (runner output schema v1).

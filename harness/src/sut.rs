@@ -61,6 +61,17 @@ pub enum McpTransport {
     Websocket,
 }
 
+impl McpTransport {
+    /// The name used in manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpTransport::Stdio => "stdio",
+            McpTransport::Http => "http",
+            McpTransport::Websocket => "websocket",
+        }
+    }
+}
+
 /// What carries frames to an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -71,6 +82,17 @@ pub enum Transport {
     Tcp,
     /// TLS over TCP.
     Tls,
+}
+
+impl Transport {
+    /// The name used in manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Tcp => "tcp",
+            Transport::Tls => "tls",
+        }
+    }
 }
 
 /// Where the TLS material comes from.
@@ -310,6 +332,42 @@ pub struct Limits {
     pub max_payload_bytes: u64,
 }
 
+impl Limits {
+    /// Checks that the limits can describe a receiver at all: a frame bound above zero, a
+    /// non-empty msg_id range that excludes the empty msg_id E1 forbids, and room for a
+    /// payload of `MAX_PAYLOAD_BYTES` inside `MAX_FRAME_BYTES` beside the smallest header.
+    pub fn check(&self) -> Result<(), String> {
+        if self.max_frame_bytes == 0 {
+            return Err("MAX_FRAME_BYTES must be at least 1".into());
+        }
+        if self.min_msg_id_bytes == 0 {
+            return Err("MIN_MSG_ID_BYTES must be at least 1 (E1 rejects an empty msg_id)".into());
+        }
+        if self.min_msg_id_bytes > self.max_msg_id_bytes {
+            return Err(format!(
+                "MIN_MSG_ID_BYTES ({}) exceeds MAX_MSG_ID_BYTES ({})",
+                self.min_msg_id_bytes, self.max_msg_id_bytes
+            ));
+        }
+        // Five one-octet fields, the shortest msg_id with its length, an empty extension
+        // block and the payload's length prefix.
+        let prefix = uvarint_len(self.max_payload_bytes.max(u64::from(self.max_frame_bytes)));
+        let overhead = 5 + 1 + self.min_msg_id_bytes + 1 + prefix;
+        if self.max_payload_bytes.saturating_add(overhead) > u64::from(self.max_frame_bytes) {
+            return Err(format!(
+                "MAX_PAYLOAD_BYTES ({}) exceeds MAX_FRAME_BYTES ({}) minus the smallest envelope header ({overhead})",
+                self.max_payload_bytes, self.max_frame_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Octets of the uvarint encoding of `v`: seven bits per octet.
+fn uvarint_len(v: u64) -> u64 {
+    u64::from((64 - v.leading_zeros()).max(1).div_ceil(7))
+}
+
 /// A frame-rate limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -391,12 +449,19 @@ pub struct Sut {
 }
 
 /// The manifest of the built-in reference SUT (also `implementations/manifests/reference-inproc.yaml`).
+#[cfg(feature = "builtin-sut")]
 pub const BUILTIN_MANIFEST: &str =
     include_str!("../../implementations/manifests/reference-inproc.yaml");
+
+/// What a runner built without the reference says when asked for it.
+pub const NO_BUILTIN: &str = "this swp-conform was built without the built-in reference SUT (cargo feature `builtin-sut`); pass --sut MANIFEST";
 
 /// Loading a manifest failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SutError {
+    /// The built-in SUT was asked for in a build without it.
+    #[error("{NO_BUILTIN}")]
+    NoBuiltin,
     /// Unreadable.
     #[error("{path}: {source}")]
     Io {
@@ -418,7 +483,10 @@ pub enum SutError {
 impl Sut {
     /// The built-in reference.
     pub fn builtin() -> Result<Sut, SutError> {
-        Sut::parse(BUILTIN_MANIFEST, "<builtin reference-inproc.yaml>", None)
+        #[cfg(feature = "builtin-sut")]
+        return Sut::parse(BUILTIN_MANIFEST, "<builtin reference-inproc.yaml>", None);
+        #[cfg(not(feature = "builtin-sut"))]
+        Err(SutError::NoBuiltin)
     }
 
     /// Loads a manifest file.
@@ -437,11 +505,9 @@ impl Sut {
         };
         let manifest: Manifest =
             serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        let core =
-            swp_ref::testee::reference::receiver_config(&crate::sut::codec_config_of(&manifest))
-                .map(|_| ())
-                .map_err(|e| invalid(format!("limits are incoherent: {e}")));
-        core?;
+        if let Err(e) = manifest.limits.check() {
+            return Err(invalid(format!("limits are incoherent: {e}")));
+        }
         if manifest.methods.is_empty() {
             return Err(invalid("methods: at least one method is required".into()));
         }
@@ -577,8 +643,8 @@ impl Sut {
 }
 
 /// The testee-protocol receiver configuration a manifest describes.
-pub fn codec_config_of(m: &Manifest) -> swp_ref::testee::proto::CodecConfig {
-    use swp_ref::testee::proto::{CodecConfig, LimitsSpec, PolicySpec, RateLimitSpec};
+pub fn codec_config_of(m: &Manifest) -> swp_testee_proto::CodecConfig {
+    use swp_testee_proto::{CodecConfig, LimitsSpec, PolicySpec, RateLimitSpec};
     CodecConfig {
         limits: LimitsSpec {
             max_frame_bytes: m.limits.max_frame_bytes,

@@ -8,8 +8,8 @@ use common::catalog;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
-use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
 
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
@@ -51,8 +51,7 @@ fn failing(mode: &str) -> BTreeSet<String> {
         .filter(|v| v.vector.namespace == "a2a")
         .collect();
     assert!(plan.len() >= 22, "{} a2a vectors", plan.len());
-    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
-    let rs = eng.run(&plan, |_| {});
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
     // Every session-method vector must really run: a proxy that made them all not
     // applicable would otherwise pass the "caught by exactly" checks vacuously.
     let executed = rs

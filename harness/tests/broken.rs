@@ -8,13 +8,13 @@ use bytes::Bytes;
 use std::collections::BTreeSet;
 use std::path::Path;
 use swp_conform::catalog::{self, Catalog};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::{Answer, CodecDriver, DriverError};
-use swp_conform::engine::Engine;
+use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
+use swp_conform::connect::inproc::InProcess;
+use swp_conform::method::codec::CodecMethod;
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 use swp_core::uvarint;
-use swp_ref::testee::proto::{Chunk, DecodeReply, DecodeRequest, Event, Hex};
+use swp_testee_proto::{Chunk, DecodeReply, DecodeRequest, Event, Hex};
 
 #[derive(Clone, Copy, Debug)]
 enum Bug {
@@ -118,8 +118,8 @@ impl CodecDriver for Mutant {
     // The mutants are codec bugs; MCP translation stays the reference's.
     fn translate(
         &mut self,
-        req: &swp_ref::testee::proto::TranslateRequest,
-    ) -> Result<Answer<swp_ref::testee::proto::TranslateReply>, DriverError> {
+        req: &swp_testee_proto::TranslateRequest,
+    ) -> Result<Answer<swp_testee_proto::TranslateReply>, DriverError> {
         InProcess.translate(req)
     }
 
@@ -168,13 +168,9 @@ fn run(bug: Bug) -> Vec<VectorResult> {
     let cat = catalog();
     let sut = Sut::builtin().unwrap();
     let plan: Vec<_> = cat.vectors.iter().collect();
-    let mut m = Mutant(bug);
-    Engine {
-        catalog: &cat,
-        sut: &sut,
-        driver: &mut m,
-    }
-    .run(&plan, |_| {})
+    CodecMethod::new(&sut, Box::new(Mutant(bug)))
+        .run(&cat, &plan)
+        .unwrap()
 }
 
 /// Asserts the set of non-passing vectors, and that each names one of `requirements`.
@@ -213,12 +209,9 @@ fn the_reference_passes_every_applicable_vector() {
     let cat = catalog();
     let sut = Sut::builtin().unwrap();
     let plan: Vec<_> = cat.vectors.iter().collect();
-    let results = Engine {
-        catalog: &cat,
-        sut: &sut,
-        driver: &mut InProcess,
-    }
-    .run(&plan, |_| {});
+    let results = CodecMethod::new(&sut, Box::new(InProcess))
+        .run(&cat, &plan)
+        .unwrap();
     let bad: Vec<_> = results
         .iter()
         .filter(|r| !matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable))

@@ -7,13 +7,25 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use swp_conform::catalog::LoadedVector;
 use swp_conform::catalog::{self, Catalog};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::testee::TesteeDriver;
-use swp_conform::engine::Engine;
+use swp_conform::connect::driver::CodecDriver;
+use swp_conform::connect::inproc::InProcess;
+use swp_conform::connect::testee::TesteeDriver;
+use swp_conform::method::codec::CodecMethod;
+use swp_conform::method::{self, Cancel, Runner, Setup};
 use swp_conform::model::{VectorResult, Verdict};
-use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
+
+/// Runs one vector by the codec method through `driver`.
+fn codec_one(
+    sut: &Sut,
+    driver: impl CodecDriver,
+    lv: &LoadedVector,
+) -> Result<VectorResult, Failed> {
+    let mut m = CodecMethod::new(sut, Box::new(driver));
+    method::run_vector(&mut m, catalog(), sut, lv, &Cancel::new()).map_err(|e| e.to_string().into())
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -145,19 +157,13 @@ fn meta_inproc_and_testee_agree(testee: Arc<Mutex<TesteeDriver>>) -> Result<(), 
     let cat = catalog();
     let sut = Sut::builtin().map_err(|e| e.to_string())?;
     let plan: Vec<_> = cat.vectors.iter().collect();
-    let a = Engine {
-        catalog: cat,
-        sut: &sut,
-        driver: &mut InProcess,
-    }
-    .run(&plan, |_| {});
+    let a = CodecMethod::new(&sut, Box::new(InProcess))
+        .run(cat, &plan)
+        .map_err(|e| e.to_string())?;
     let mut guard = testee.lock().map_err(|e| e.to_string())?;
-    let b = Engine {
-        catalog: cat,
-        sut: &sut,
-        driver: &mut *guard,
-    }
-    .run(&plan, |_| {});
+    let b = CodecMethod::new(&sut, Box::new(&mut *guard))
+        .run(cat, &plan)
+        .map_err(|e| e.to_string())?;
     let key = |r: &VectorResult| {
         (
             r.vector_id.clone(),
@@ -186,11 +192,13 @@ fn meta_inproc_and_testee_agree(testee: Arc<Mutex<TesteeDriver>>) -> Result<(), 
     }
 }
 
-/// A session engine per transport, shared by that transport's trials (one endpoint process
-/// for TCP/TLS, one PKI per run).
-fn session(transport: &'static str) -> &'static Mutex<Option<SessionEngine<'static>>> {
-    static STDIO: OnceLock<Mutex<Option<SessionEngine<'static>>>> = OnceLock::new();
-    static TLS: OnceLock<Mutex<Option<SessionEngine<'static>>>> = OnceLock::new();
+/// The session method opened once per transport, shared by that transport's trials (one
+/// endpoint process for TCP/TLS, one PKI per run).
+type Shared = Mutex<Option<Box<dyn Runner>>>;
+
+fn session(transport: &'static str) -> &'static Shared {
+    static STDIO: OnceLock<Shared> = OnceLock::new();
+    static TLS: OnceLock<Shared> = OnceLock::new();
     static SUTS: OnceLock<(Sut, Sut)> = OnceLock::new();
     let suts = SUTS.get_or_init(|| {
         let m = root().join("implementations/manifests");
@@ -205,7 +213,7 @@ fn session(transport: &'static str) -> &'static Mutex<Option<SessionEngine<'stat
     cell.get_or_init(|| {
         let work = root().join(format!("target/swp-conform-test-{transport}"));
         Mutex::new(Some(
-            SessionEngine::new(catalog(), sut, &work).unwrap_or_else(|e| panic!("{e}")),
+            method::open(catalog(), sut, &Setup::new(work)).unwrap_or_else(|e| panic!("{e}")),
         ))
     })
 }
@@ -217,12 +225,9 @@ fn meta_reports_are_deterministic() -> Result<(), Failed> {
     let sut = Sut::builtin().map_err(|e| e.to_string())?;
     let plan: Vec<_> = cat.vectors.iter().collect();
     let render = |ts: &str| -> Result<String, Failed> {
-        let results = Engine {
-            catalog: cat,
-            sut: &sut,
-            driver: &mut InProcess,
-        }
-        .run(&plan, |_| {});
+        let results = CodecMethod::new(&sut, Box::new(InProcess))
+            .run(cat, &plan)
+            .map_err(|e| e.to_string())?;
         let run = RunInfo {
             pattern: "*".into(),
             no_fallback: true,
@@ -305,14 +310,17 @@ fn main() {
                         .ok_or("vector vanished")?;
                     let mut g = session(transport).lock().map_err(|e| e.to_string())?;
                     let eng = g.as_mut().ok_or("no engine")?;
-                    outcome(&eng.run_one(lv))
+                    outcome(
+                        &eng.run_vector(lv, &Cancel::new())
+                            .map_err(|e| e.to_string())?,
+                    )
                 })
                 .with_kind(lv.vector.namespace.clone()),
             );
         }
     }
     for lv in &cat.vectors {
-        let na = swp_conform::engine::applicability(&lv.vector, &sut).is_some();
+        let na = method::applicability(&lv.vector, &sut).is_some();
         for mode in ["inproc", "testee"] {
             let id = lv.vector.id.clone();
             let sut = sut.clone();
@@ -326,20 +334,10 @@ fn main() {
                     .find(|v| v.vector.id == id)
                     .ok_or("vector vanished")?;
                 let r = if mode == "inproc" {
-                    Engine {
-                        catalog: cat,
-                        sut: &sut,
-                        driver: &mut InProcess,
-                    }
-                    .run_one(lv)
+                    codec_one(&sut, InProcess, lv)?
                 } else {
                     let mut g = testee.lock().map_err(|e| e.to_string())?;
-                    Engine {
-                        catalog: cat,
-                        sut: &sut,
-                        driver: &mut *g,
-                    }
-                    .run_one(lv)
+                    codec_one(&sut, &mut *g, lv)?
                 };
                 outcome(&r)
             })

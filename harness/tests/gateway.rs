@@ -9,7 +9,7 @@ use common::{catalog, explain, root};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::Catalog;
-use swp_conform::mcpnative::McpNativeEngine;
+use swp_conform::method::{self, Setup};
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
@@ -26,8 +26,7 @@ fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
         "the gateway namespace has {} vectors",
         plan.len()
     );
-    let mut eng = McpNativeEngine::new(cat, sut, work).unwrap();
-    eng.run(&plan, |_| {})
+    method::run(cat, sut, &Setup::new(work), &plan).unwrap()
 }
 
 fn failing(rs: &[VectorResult]) -> BTreeSet<String> {

@@ -9,16 +9,16 @@
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::{Answer, CodecDriver, DriverError};
+use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
+use swp_conform::connect::inproc::InProcess;
 use swp_conform::legacy::{self, Mapping, Outcome};
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 use swp_core::ErrorCode;
-use swp_ref::testee::proto::{DecodeReply, DecodeRequest, EnvelopeView, Event, Hex};
+use swp_testee_proto::{DecodeReply, DecodeRequest, EnvelopeView, Event, Hex};
 
-/// The harness's fixed receiver clock (`engine::CODEC_NOW_MS`), 2026-01-01T00:00:00Z.
-const NOW: u64 = swp_conform::engine::CODEC_NOW_MS;
+/// The harness's fixed receiver clock (`CODEC_NOW_MS`), 2026-01-01T00:00:00Z.
+const NOW: u64 = swp_conform::method::codec::CODEC_NOW_MS;
 const MSG_ID: &[u8; 16] = b"legacy-msg-00001";
 const PAYLOAD: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
@@ -289,7 +289,7 @@ fn verdicts_against_the_reference() {
     ] {
         assert_verdict(&rs, id, Verdict::Pass, "");
         let r = &rs[id];
-        assert_eq!(r.method.as_deref(), Some("codec"));
+        assert_eq!(r.method.map(|m| m.as_str()), Some("codec"));
         assert!(r.absolute && r.requirements.is_empty());
         assert!(r
             .transcript

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use swp_conform::catalog::Catalog;
-use swp_conform::mcpnative::McpNativeEngine;
+use swp_conform::method::{self, Setup};
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
@@ -28,8 +28,7 @@ fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
         "the mcpnative namespace has {} vectors",
         plan.len()
     );
-    let mut eng = McpNativeEngine::new(cat, sut, work).unwrap();
-    eng.run(&plan, |_| {})
+    method::run(cat, sut, &Setup::new(work), &plan).unwrap()
 }
 
 fn verdicts(rs: &[VectorResult]) -> BTreeMap<String, String> {
@@ -158,7 +157,9 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
             SutInfo {
                 name: sut.manifest.name.clone(),
                 version: sut.manifest.version.clone(),
-                reported: McpNativeEngine::new(cat, &sut, &work)?.describe(),
+                reported: method::open(cat, &sut, &Setup::new(&work))
+                    .map_err(|e| e.to_string())?
+                    .describe(),
             },
             rs,
             false,

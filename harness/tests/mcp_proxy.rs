@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::{self, Catalog};
-use swp_conform::mcpproxy::McpProxyEngine;
+use swp_conform::method::{self, Setup};
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
@@ -33,8 +33,7 @@ fn run(sut: &Sut, name: &str) -> Vec<VectorResult> {
     );
     let work = root().join(format!("target/mcp-proxy-test/{name}"));
     std::fs::create_dir_all(&work).unwrap();
-    let mut eng = McpProxyEngine::new(&cat, sut, &work).unwrap();
-    eng.run(&plan, |_| {})
+    method::run(&cat, sut, &Setup::new(&work), &plan).unwrap()
 }
 
 fn explain(rs: &[VectorResult]) -> String {

@@ -14,12 +14,10 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::engine::Engine;
+use swp_conform::method::{self, Cancel, Setup};
 use swp_conform::model::Verdict;
 use swp_conform::report::json::Report;
 use swp_conform::report::{render_all, strip_run};
-use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
 
 fn root() -> PathBuf {
@@ -51,15 +49,10 @@ fn inproc_report() -> Report {
     let cat = catalog();
     let sut = Sut::builtin().unwrap_or_else(|e| panic!("{e}"));
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
-    run_report(cat, &sut, &plan, &opts(), &mut |p, progress| {
-        let mut e = Engine {
-            catalog: cat,
-            sut: &sut,
-            driver: &mut InProcess,
-        };
-        Ok((e.run(p, progress), "swp-ref 0.1.0 (in-process)".to_owned()))
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
+    let mut runner = method::open(cat, &sut, &Setup::new(root().join("target")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    run_report(cat, &sut, &plan, &opts(), runner.as_mut(), &Cancel::new())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The whole catalog through a session manifest.
@@ -67,12 +60,9 @@ fn session_report(sut: &Sut, work: &str) -> Report {
     let cat = catalog();
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
     let work = root().join("target").join(work);
-    run_report(cat, sut, &plan, &opts(), &mut |p, progress| {
-        let mut e = SessionEngine::new(cat, sut, &work)?;
-        let r = e.run(p, progress);
-        Ok((r, e.describe()))
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
+    let mut runner = method::open(cat, sut, &Setup::new(work)).unwrap_or_else(|e| panic!("{e}"));
+    run_report(cat, sut, &plan, &opts(), runner.as_mut(), &Cancel::new())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn snapshot(dir: &str, rep: &Report) {

@@ -9,8 +9,8 @@ use common::{catalog, root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
-use swp_conform::session::run::SessionEngine;
 use swp_conform::sut::Sut;
 
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
@@ -50,8 +50,8 @@ fn run(mode: &str, ids: &[&str]) -> Vec<(String, Verdict, String)> {
         .filter(|v| ids.contains(&v.vector.id.as_str()))
         .collect();
     assert_eq!(plan.len(), ids.len());
-    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
-    eng.run(&plan, |_| {})
+    method::run(&cat, &sut, &Setup::new(&work), &plan)
+        .unwrap()
         .into_iter()
         .map(|r| (r.vector_id, r.verdict, r.detail.unwrap_or_default()))
         .collect()
@@ -187,9 +187,8 @@ fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
         .iter()
         .filter(|v| v.vector.namespace == "mcp")
         .collect();
-    let mut eng = SessionEngine::new(&cat, &sut, &work).unwrap();
-    let r: Vec<_> = eng
-        .run(&plan, |_| {})
+    let r: Vec<_> = method::run(&cat, &sut, &Setup::new(&work), &plan)
+        .unwrap()
         .into_iter()
         .map(|r| (r.vector_id, r.verdict, r.detail))
         .collect();

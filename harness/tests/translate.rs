@@ -4,12 +4,12 @@
 
 use std::path::Path;
 use swp_conform::catalog::{self, vector::Method};
-use swp_conform::driver::inproc::InProcess;
-use swp_conform::driver::{Answer, CodecDriver, DriverError};
-use swp_conform::engine::Engine;
+use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
+use swp_conform::connect::inproc::InProcess;
+use swp_conform::method::codec::CodecMethod;
 use swp_conform::model::Verdict;
 use swp_conform::sut::Sut;
-use swp_ref::testee::proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
+use swp_testee_proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Breakage {
@@ -68,15 +68,12 @@ fn verdicts(driver: &mut dyn CodecDriver) -> Vec<(String, Verdict)> {
         .filter(|v| v.vector.methods.contains(&Method::Translate))
         .collect();
     assert!(plan.len() >= 60, "the mcpx catalog is missing");
-    Engine {
-        catalog: &cat,
-        sut: &sut,
-        driver,
-    }
-    .run(&plan, |_| {})
-    .into_iter()
-    .map(|r| (r.vector_id, r.verdict))
-    .collect()
+    CodecMethod::new(&sut, Box::new(driver))
+        .run(&cat, &plan)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.vector_id, r.verdict))
+        .collect()
 }
 
 fn failed(v: &[(String, Verdict)]) -> Vec<&str> {

@@ -43,6 +43,24 @@ pub enum Method {
 }
 
 impl Method {
+    /// The name used in vectors, manifests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Codec => "codec",
+            Method::Session => "session",
+            Method::McpNative => "mcp_native",
+            Method::McpGateway => "mcp_gateway",
+            Method::Translate => "translate",
+            Method::McpProxy => "mcp_proxy",
+        }
+    }
+
+    /// Whether its transcripts carry wall-clock times (a real wire), so reports keep them in
+    /// the run block; the codec and translate methods' clocks are virtual.
+    pub fn on_the_wire(self) -> bool {
+        !matches!(self, Method::Codec | Method::Translate)
+    }
+
     /// Whether the method drives plain JSON-RPC (no SWP on the harness side).
     pub fn is_jsonrpc(self) -> bool {
         matches!(self, Method::McpNative | Method::McpGateway)
@@ -129,6 +147,16 @@ pub enum Topology {
     Endpoint,
     /// Harness client ⇄ SUT ⇄ harness upstream server.
     Intermediary,
+}
+
+impl Topology {
+    /// The name used in vectors and manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topology::Endpoint => "endpoint",
+            Topology::Intermediary => "intermediary",
+        }
+    }
 }
 
 /// Which of the harness's two connections a step uses (intermediary topology).

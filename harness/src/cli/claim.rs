@@ -154,14 +154,15 @@ fn swp_core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-/// Runs the claim: `execute` runs the class's plan; writes the reports and the bundle into
+/// Runs the claim: `runner` runs the class's plan; writes the reports and the bundle into
 /// `out`.
 pub fn claim(
     cat: &Catalog,
     sut: &Sut,
     class: &str,
     out: &Path,
-    execute: &mut super::Execute,
+    runner: &mut dyn crate::method::Runner,
+    cancel: &crate::method::Cancel,
 ) -> Result<ClaimOutcome, String> {
     let sel = crate::select::Selection {
         class: Some(class.to_owned()),
@@ -173,7 +174,7 @@ pub fn claim(
         out: Some(out.to_path_buf()),
         ..Default::default()
     };
-    let rep = super::run_report(cat, sut, &plan, &opts, execute)?;
+    let rep = super::run_report(cat, sut, &plan, &opts, runner, cancel)?;
     let verdict = rep
         .classes
         .iter()

@@ -6,6 +6,7 @@ pub mod claim;
 pub mod progress;
 
 use crate::catalog::{Catalog, LoadedVector};
+use crate::method::{run_plan, Cancel, Runner};
 use crate::model::VectorResult;
 use crate::report::baseline::{Baseline, Retry};
 use crate::report::json::{Digests, Report, RunInfo, Shard, SutInfo};
@@ -13,14 +14,6 @@ use crate::sut::Sut;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
-/// Runs a plan on the SUT and answers the results and the SUT's self-description. The
-/// dispatch to an engine lives in `main.rs`; everything here is engine-agnostic.
-pub type Execute<'a> = dyn FnMut(
-        &[&LoadedVector],
-        &mut dyn FnMut(&VectorResult),
-    ) -> Result<(Vec<VectorResult>, String), String>
-    + 'a;
 
 /// What `run` was asked to do besides selecting.
 #[derive(Debug, Clone, Default)]
@@ -114,14 +107,15 @@ pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, String> {
     })
 }
 
-/// Runs `plan` (sharded if asked) through `execute`, retries flaky vectors, and builds the
+/// Runs `plan` (sharded if asked) through `runner`, retries flaky vectors, and builds the
 /// report with its trace, classes and baseline judgement. Writes nothing.
 pub fn run_report(
     cat: &Catalog,
     sut: &Sut,
     plan: &[&LoadedVector],
     opts: &RunOptions,
-    execute: &mut Execute,
+    runner: &mut dyn Runner,
+    cancel: &Cancel,
 ) -> Result<Report, String> {
     let started = Instant::now();
     let ts = SystemTime::now()
@@ -137,11 +131,12 @@ pub fn run_report(
         None => None,
     };
     let mut progress = progress::Progress::new(plan.len(), opts.quiet);
-    let (mut results, reported) = execute(&plan, &mut |r| progress.tick(r))?;
+    let mut results =
+        run_plan(runner, &plan, cancel, &mut |r| progress.tick(r)).map_err(|e| e.to_string())?;
     progress.finish();
     let mut retried = Vec::new();
     if let Some(b) = &baseline {
-        retried = retry_flaky(b, opts.strict, &plan, &mut results, execute)?;
+        retried = retry_flaky(b, opts.strict, &plan, &mut results, runner, cancel)?;
     }
     let mut report = Report::new(
         RunInfo {
@@ -151,13 +146,13 @@ pub fn run_report(
             runner_git_sha: crate::report::json::runner_git_sha(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
-            interrupted: crate::session::process::interrupted(),
+            interrupted: cancel.is_cancelled(),
             ..Default::default()
         },
         SutInfo {
             name: sut.manifest.name.clone(),
             version: sut.manifest.version.clone(),
-            reported,
+            reported: runner.describe(),
         },
         results,
         opts.strict,
@@ -189,7 +184,8 @@ fn retry_flaky(
     strict: bool,
     plan: &[&LoadedVector],
     results: &mut [VectorResult],
-    execute: &mut Execute,
+    runner: &mut dyn Runner,
+    cancel: &Cancel,
 ) -> Result<Vec<Retry>, String> {
     let mut retried: Vec<Retry> = Vec::new();
     let max = plan
@@ -209,10 +205,10 @@ fn retry_flaky(
                     .is_some_and(|r| b.deviation(r, strict).is_some())
             })
             .collect();
-        if todo.is_empty() || crate::session::process::interrupted() {
+        if todo.is_empty() || cancel.is_cancelled() {
             break;
         }
-        let (again, _) = execute(&todo, &mut |_| {})?;
+        let again = run_plan(runner, &todo, cancel, &mut |_| {}).map_err(|e| e.to_string())?;
         for r in again {
             let settled = b.deviation(&r, strict).is_none();
             match retried.iter_mut().find(|x| x.vector_id == r.vector_id) {
@@ -356,32 +352,43 @@ mod tests {
             ids[0], ids[1], ids[2]
         ))
         .unwrap();
-        let mut runs: std::collections::BTreeMap<String, u32> = Default::default();
-        let mut exec = |p: &[&LoadedVector],
-                        _: &mut dyn FnMut(&VectorResult)|
-         -> Result<(Vec<VectorResult>, String), String> {
-            let rs = p
-                .iter()
-                .map(|lv| {
-                    let n = runs.entry(lv.vector.id.clone()).or_default();
-                    *n += 1;
-                    let mut r = VectorResult::new(
-                        lv.vector.id.clone(),
-                        lv.vector.namespace.clone(),
-                        String::new(),
-                        vec![],
-                        true,
-                    );
-                    let pass = lv.vector.id == ids[0] && *n > 1;
-                    r.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
-                    r.pass = pass;
-                    r
-                })
-                .collect();
-            Ok((rs, "fake".into()))
+        /// Counts runs per vector; `passes` passes from its second run on.
+        struct Fake {
+            runs: std::collections::BTreeMap<String, u32>,
+            passes: String,
+        }
+        impl Runner for Fake {
+            fn describe(&self) -> String {
+                "fake".into()
+            }
+            fn run_vector(
+                &mut self,
+                lv: &LoadedVector,
+                _: &Cancel,
+            ) -> Result<VectorResult, crate::method::Fatal> {
+                let n = self.runs.entry(lv.vector.id.clone()).or_default();
+                *n += 1;
+                let mut r = VectorResult::new(
+                    lv.vector.id.clone(),
+                    lv.vector.namespace.clone(),
+                    String::new(),
+                    vec![],
+                    true,
+                );
+                let pass = lv.vector.id == self.passes && *n > 1;
+                r.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
+                r.pass = pass;
+                Ok(r)
+            }
+        }
+        let mut fake = Fake {
+            runs: Default::default(),
+            passes: ids[0].clone(),
         };
-        let (mut results, _) = exec(&plan, &mut |_| {}).unwrap();
-        let retried = retry_flaky(&b, false, &plan, &mut results, &mut exec).unwrap();
+        let cancel = Cancel::new();
+        let mut results = run_plan(&mut fake, &plan, &cancel, &mut |_| {}).unwrap();
+        let retried = retry_flaky(&b, false, &plan, &mut results, &mut fake, &cancel).unwrap();
+        let runs = &fake.runs;
         assert_eq!(runs[&ids[0]], 2);
         assert_eq!(runs[&ids[1]], 1, "an expected result is never retried");
         assert_eq!(runs[&ids[2]], 3);

@@ -443,7 +443,7 @@ fn vectors(s: &mut String, rep: &Report) {
             esc(&r.vector_id),
             r.verdict.as_str(),
             esc(&r.namespace),
-            esc(r.method.as_deref().unwrap_or("")),
+            r.method.map_or("", |m| m.as_str()),
             match r.verdict {
                 Verdict::Pass => "pass",
                 v if v.is_failure() => "fail",

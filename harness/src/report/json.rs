@@ -178,11 +178,7 @@ impl Report {
         for r in &mut all {
             // Wire methods time their transcripts with a real clock; only the codec and
             // translate methods' transcripts are deterministic and stay in the result.
-            if matches!(
-                r.method.as_deref(),
-                Some("session" | "mcp_native" | "mcp_gateway" | "mcp_proxy")
-            ) && !r.transcript.is_empty()
-            {
+            if r.method.is_some_and(|m| m.on_the_wire()) && !r.transcript.is_empty() {
                 run.transcripts
                     .insert(r.vector_id.clone(), std::mem::take(&mut r.transcript));
             }

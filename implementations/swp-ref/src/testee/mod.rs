@@ -1,7 +1,6 @@
-//! The codec-method testee: protocol types, the reference's request handlers, and the
-//! stdin/stdout serving loop.
+//! The codec-method testee: the reference's answers to testee requests and the
+//! stdin/stdout serving loop. The protocol itself is the `swp-testee-proto` crate.
 
-pub mod proto;
 pub mod reference;
 pub mod serve;
 pub mod translate;

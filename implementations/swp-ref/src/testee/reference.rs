@@ -2,11 +2,11 @@
 //! harness calls these directly for its in-process SUT, so in-process and testee runs
 //! execute the same code.
 
-use super::proto::{
-    CodecConfig, DecodeReply, DecodeRequest, EnvelopeView, Event, ExtensionView, Hex,
-};
 use swp_core::limits::{Limits, Policy, RateLimit};
 use swp_core::{Envelope, Receiver};
+use swp_testee_proto::{
+    CodecConfig, DecodeReply, DecodeRequest, EnvelopeView, Event, ExtensionView, Hex,
+};
 
 /// The configuration could not be turned into a receiver.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,52 +2,17 @@
 //! Synchronous on purpose: one request at a time is the protocol, and blocking pipes are
 //! the fastest way to serve it.
 
-use super::proto::{
-    DecodeRequest, HelloReply, HelloRequest, Reply, Request, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
-};
 use super::reference;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::io::{self, Read, Write};
+use swp_testee_proto::{
+    read_message, write_message, DecodeRequest, HelloReply, HelloRequest, Reply, Request,
+    PROTOCOL_VERSION,
+};
 
 /// Operations the reference testee supports.
 pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "translate", "shutdown", "validate:2"];
-
-/// Reads one length-prefixed message; `Ok(None)` on a clean end of input.
-pub fn read_message(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
-    let mut prefix = [0u8; 4];
-    match r.read_exact(&mut prefix) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let len = u32::from_be_bytes(prefix) as usize;
-    if len > MAX_MESSAGE_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("message of {len} octets exceeds the {MAX_MESSAGE_BYTES}-octet bound"),
-        ));
-    }
-    // Read through `take` so memory grows only as octets arrive.
-    let mut buf = Vec::new();
-    r.take(len as u64).read_to_end(&mut buf)?;
-    if buf.len() != len {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!("input ended after {} of {len} message octets", buf.len()),
-        ));
-    }
-    Ok(Some(buf))
-}
-
-/// Writes one length-prefixed message.
-pub fn write_message(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
-    let len = u32::try_from(body.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "message too large"))?;
-    w.write_all(&len.to_be_bytes())?;
-    w.write_all(body)?;
-    w.flush()
-}
 
 fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {
     let (ok, error) = match r {
@@ -113,7 +78,7 @@ pub fn answer(msg: &[u8]) -> (Vec<u8>, bool) {
             (reply(id, r), false)
         }
         "translate" => {
-            let r = serde_json::from_str::<super::proto::TranslateRequest>(header.args.get())
+            let r = serde_json::from_str::<swp_testee_proto::TranslateRequest>(header.args.get())
                 .map_err(|e| format!("bad translate request: {e}"))
                 .and_then(|req| super::translate::translate(&req));
             (reply(id, r), false)
@@ -131,7 +96,10 @@ pub fn answer(msg: &[u8]) -> (Vec<u8>, bool) {
 
 /// Serves requests until end of input or `shutdown`.
 pub fn serve(input: &mut impl Read, output: &mut impl Write) -> io::Result<()> {
-    while let Some(msg) = read_message(input)? {
+    while let Some(msg) = read_message(input).map_err(|e| match e {
+        swp_testee_proto::ReadError::Io(e) => e,
+        other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+    })? {
         let (out, stop) = answer(&msg);
         write_message(output, &out)?;
         if stop {

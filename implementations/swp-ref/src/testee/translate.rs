@@ -1,8 +1,8 @@
 //! The reference answer to the testee `translate` operation: the mcp-translate library,
 //! with the protocol's string-typed fields parsed and its typed outcome written back.
 
-use super::proto::{TranslateReply, TranslateRequest, TranslateWarning};
 use mcp_translate::{Answering, Direction, Hop, NoRequests, RequestLookup, Version};
+use swp_testee_proto::{TranslateReply, TranslateRequest, TranslateWarning};
 
 fn name<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v)

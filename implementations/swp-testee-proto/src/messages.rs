@@ -1,13 +1,8 @@
-//! Testee protocol v1 messages (`docs/testee-protocol.md`): JSON documents, each preceded
-//! by a 4-octet big-endian length, on the testee's stdin (requests) and stdout (replies).
+//! The messages of testee protocol v1 (`docs/testee-protocol.md`): requests, replies and
+//! the octet strings they carry as hex.
 
 use bytes::Bytes;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-/// Protocol version spoken by this build.
-pub const PROTOCOL_VERSION: u32 = 1;
-/// Largest message either side accepts; larger length prefixes are a protocol error.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Octets carried as a lowercase hex string.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]

@@ -7,21 +7,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
-
-/// Set when the user interrupted the run; the engine stops after the current vector.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 static CHILDREN: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 static HANDLER: Once = Once::new();
 
-/// Installs the Ctrl-C handler once per process.
-pub fn install_interrupt_handler() {
-    HANDLER.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            INTERRUPTED.store(true, Ordering::SeqCst);
+/// Installs the Ctrl-C handler once per process: it cancels `cancel` (the run stops after
+/// the vector in flight) and kills every SUT process the harness started.
+pub fn install_interrupt_handler(cancel: &crate::cancel::Cancel) {
+    let cancel = cancel.clone();
+    HANDLER.call_once(move || {
+        let _ = ctrlc::set_handler(move || {
+            cancel.cancel();
             let pids: Vec<u32> = CHILDREN
                 .lock()
                 .map(|c| c.iter().copied().collect())
@@ -37,9 +35,36 @@ pub fn install_interrupt_handler() {
     });
 }
 
-/// Whether the run was interrupted.
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+/// Starting a SUT process, or waiting for it to listen, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// The reference binary for `${SWP_REF}` could not be found or built.
+    #[error(transparent)]
+    Reference(#[from] crate::connect::driver::DriverError),
+    /// The program could not be started.
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It exited before it wrote its port.
+    #[error("the endpoint {exit} before it wrote its port to {port_file}")]
+    ExitedEarly {
+        /// How it ended.
+        exit: Exit,
+        /// The port file.
+        port_file: String,
+    },
+    /// It did not write its port in time.
+    #[error("the endpoint did not write its port to {port_file} within {ms} ms")]
+    NoPort {
+        /// The port file.
+        port_file: String,
+        /// The wait.
+        ms: u128,
+    },
 }
 
 /// How a process ended.
@@ -86,7 +111,7 @@ pub fn spawn(
     vars: &BTreeMap<&str, String>,
     pipes: bool,
     log: &Path,
-) -> Result<Supervised, String> {
+) -> Result<Supervised, ProcessError> {
     // `${SWP_REF}` (the reference binary) may appear in the command and in arguments, e.g.
     // a gateway whose upstream command is the reference endpoint.
     let mut vars = vars.clone();
@@ -94,7 +119,7 @@ pub fn spawn(
         .chain(&start.args)
         .any(|a| a.contains("${SWP_REF}"))
     {
-        let bin = crate::driver::testee::swp_ref_binary().map_err(|e| e.to_string())?;
+        let bin = crate::connect::testee::swp_ref_binary()?;
         vars.insert("SWP_REF", bin.display().to_string());
     }
     let vars = &vars;
@@ -121,9 +146,10 @@ pub fn spawn(
         .map(Stdio::from)
         .unwrap_or_else(|_| Stdio::null());
     cmd.stderr(err);
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+        program: program.display().to_string(),
+        source,
+    })?;
     let pid = child.id();
     if let Ok(mut c) = CHILDREN.lock() {
         c.insert(pid);
@@ -201,7 +227,7 @@ pub fn wait_port_file(
     path: &Path,
     proc: &mut Supervised,
     timeout: Duration,
-) -> Result<u16, String> {
+) -> Result<u16, ProcessError> {
     let until = Instant::now() + timeout;
     loop {
         if let Ok(t) = std::fs::read_to_string(path) {
@@ -209,18 +235,17 @@ pub fn wait_port_file(
                 return Ok(p);
             }
         }
-        if let Some(s) = proc.exited() {
-            return Err(format!(
-                "the endpoint {s} before it wrote its port to {}",
-                path.display()
-            ));
+        if let Some(exit) = proc.exited() {
+            return Err(ProcessError::ExitedEarly {
+                exit,
+                port_file: path.display().to_string(),
+            });
         }
         if Instant::now() >= until {
-            return Err(format!(
-                "the endpoint did not write its port to {} within {} ms",
-                path.display(),
-                timeout.as_millis()
-            ));
+            return Err(ProcessError::NoPort {
+                port_file: path.display().to_string(),
+                ms: timeout.as_millis(),
+            });
         }
         std::thread::sleep(Duration::from_millis(5));
     }

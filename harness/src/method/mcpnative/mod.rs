@@ -3,13 +3,13 @@
 //! one server process per vector, and judges the JSON-RPC responses it sends. Server notifications are skipped and server requests answered, so
 //! neither is ever taken for the response a step waits for.
 
-use crate::catalog::vector::{Expect, Method, ResponseSpec, Step};
-use crate::catalog::{Catalog, LoadedVector};
-use crate::engine::applicability;
-use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
-use crate::session::process::{self, Supervised};
-use crate::session::wire::{Recv, StdioWire, Wire};
-use crate::sut::{McpNativeSpec, McpTransport, Sut};
+use super::{Cancel, Fatal, Outcome, TestMethod};
+use crate::catalog::vector::{Expect, Method, ResponseSpec, Step, Vector};
+use crate::connect::process::{self, Supervised};
+use crate::connect::wire::{Recv, StdioWire, Wire};
+use crate::materialize::MaterialiseError;
+use crate::model::{Dir, TranscriptEntry, Verdict};
+use crate::sut::{McpNativeSpec, McpTransport, Start, Sut};
 use chan::{Got, HttpChan, WsChan};
 
 pub mod chan;
@@ -24,11 +24,11 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Characters of a line kept in transcripts.
 const TRANSCRIPT_CHARS: usize = 600;
 
-/// Runs `mcpnative` vectors against one plain MCP server.
-pub struct McpNativeEngine<'a> {
-    catalog: &'a Catalog,
+/// Runs `mcpnative` and `gateway` vectors against one plain MCP server or gateway.
+pub struct McpNativeMethod<'a> {
     sut: &'a Sut,
     spec: McpNativeSpec,
+    start: Start,
     base: PathBuf,
     work: PathBuf,
 }
@@ -463,106 +463,78 @@ impl Conv<'_> {
     }
 }
 
-impl<'a> McpNativeEngine<'a> {
-    /// Prepares the engine; `work` holds the server's stderr log.
-    pub fn new(catalog: &'a Catalog, sut: &'a Sut, work: &Path) -> Result<Self, String> {
-        let spec = sut
-            .manifest
-            .mcp_native
-            .clone()
-            .ok_or("the manifest has no `mcp_native` section")?;
-        let base = sut.base_dir();
-        process::install_interrupt_handler();
-        Ok(McpNativeEngine {
-            catalog,
+impl<'a> McpNativeMethod<'a> {
+    /// Prepares the method for a plain MCP server; `work` holds the server's stderr log and
+    /// port file.
+    pub fn new(sut: &'a Sut, spec: McpNativeSpec, start: Start, work: &Path) -> Self {
+        McpNativeMethod {
             sut,
             spec,
-            base,
+            start,
+            base: sut.base_dir(),
             work: work.to_owned(),
-        })
+        }
     }
+}
 
-    /// How the SUT is reached, for the report.
-    pub fn describe(&self) -> String {
-        let s = self.sut.manifest.start.as_ref();
-        let t = match self.spec.transport {
-            McpTransport::Stdio => "stdio",
-            McpTransport::Http => "http",
-            McpTransport::Websocket => "websocket",
-        };
+impl TestMethod for McpNativeMethod<'_> {
+    type Concrete = ();
+
+    fn describe(&self) -> String {
         format!(
-            "mcp-native {t}: {} {} (protocol {})",
-            s.map(|s| s.command.as_str()).unwrap_or_default(),
-            s.map(|s| s.args.join(" ")).unwrap_or_default(),
+            "mcp-native {}: {} {} (protocol {})",
+            self.spec.transport.as_str(),
+            self.start.command,
+            self.start.args.join(" "),
             self.spec.protocol_version
         )
     }
 
-    fn base_result(&self, lv: &LoadedVector) -> VectorResult {
-        crate::engine::result_base(self.catalog, lv)
-    }
-
-    /// Runs one vector.
-    pub fn run_one(&mut self, lv: &LoadedVector) -> VectorResult {
-        let mut r = self.base_result(lv);
-        let v = &lv.vector;
-        if let Some(why) = applicability(v, self.sut) {
-            r.detail = Some(why);
-            return r;
-        }
+    fn admit(&self, v: &Vector) -> Result<Method, String> {
         let Some(method) = v
             .methods
             .iter()
             .find(|m| m.is_jsonrpc() && self.sut.manifest.methods.contains(m))
         else {
-            r.detail = Some(
+            return Err(
                 "not an mcp_native or mcp_gateway vector; this SUT is a plain MCP server".into(),
             );
-            return r;
         };
         let missing = missing_vars(&v.steps, &vars_of(&self.spec));
         if !missing.is_empty() {
             let names: Vec<String> = missing.into_iter().collect();
-            r.detail = Some(format!(
+            return Err(format!(
                 "the manifest gives no mcp_native.params {} (what this server names them)",
                 names.join(", ")
             ));
-            return r;
         }
-        r.method = Some(
-            match method {
-                Method::McpGateway => "mcp_gateway",
-                _ => "mcp_native",
-            }
-            .into(),
-        );
-        let Some(start) = self.sut.manifest.start.clone() else {
-            r.verdict = Verdict::HarnessError;
-            r.detail = Some("no `start`".into());
-            return r;
-        };
+        Ok(*method)
+    }
+
+    fn materialise(&mut self, _v: &Vector, _m: Method) -> Result<(), MaterialiseError> {
+        Ok(())
+    }
+
+    fn drive(&mut self, v: &Vector, _c: (), _cancel: &Cancel) -> Result<Outcome, Fatal> {
         let log = self.work.join("sut-stderr.log");
         let port_file = self.work.join("port");
         let _ = std::fs::remove_file(&port_file);
         let mut vars = BTreeMap::new();
         vars.insert("PORT_FILE", port_file.display().to_string());
         let stdio = self.spec.transport == McpTransport::Stdio;
-        let mut p = match process::spawn(&start, &self.base, &vars, stdio, &log) {
+        let mut p = match process::spawn(&self.start, &self.base, &vars, stdio, &log) {
             Ok(p) => p,
             Err(e) => {
-                r.verdict = Verdict::Crash;
-                r.detail = Some(format!("the server could not be started: {e}"));
-                return r;
+                return Ok(Outcome::stop(
+                    Verdict::Crash,
+                    format!("the server could not be started: {e}"),
+                ))
             }
         };
         let start_t = Instant::now();
         let chan = match self.connect(&mut p, &port_file) {
             Ok(c) => c,
-            Err((verdict, why)) => {
-                r.verdict = verdict;
-                r.detail = Some(why);
-                return r;
-            }
+            Err((verdict, why)) => return Ok(Outcome::stop(verdict, why)),
         };
         let mut conv = Conv {
             chan,
@@ -581,35 +553,29 @@ impl<'a> McpNativeEngine<'a> {
         let hard = Instant::now() >= conv.hard_deadline;
         let exited = conv.proc.exited();
         drop(conv);
-        r.transcript = transcript;
-        match outcome {
-            Ok((e, o)) => {
-                r.verdict = Verdict::Pass;
-                r.expected = e;
-                r.observed = o;
-            }
-            Err(Stop(verdict, why, e, o)) => {
-                r.verdict = verdict;
-                r.expected = e;
-                r.observed = o;
-                r.detail = Some(why);
-                if hard {
-                    r.verdict = Verdict::Timeout;
-                }
-            }
+        let mut o = match outcome {
+            Ok((e, o)) => Outcome::pass(e, o),
+            Err(Stop(verdict, why, e, o)) => Outcome {
+                verdict: if hard { Verdict::Timeout } else { verdict },
+                expected: e,
+                observed: o,
+                ..Outcome::stop(verdict, why)
+            },
         }
+        .with_transcript(transcript);
         // The harness has not closed stdin yet: an exit with a failure status is a crash.
         if let Some(st) = exited.filter(|s| !s.success) {
-            r.verdict = Verdict::Crash;
-            r.detail = Some(format!(
+            o.verdict = Verdict::Crash;
+            o.detail = Some(format!(
                 "the server {st} during the vector; {}",
-                r.detail.take().unwrap_or_default()
+                o.detail.take().unwrap_or_default()
             ));
         }
-        r.pass = r.verdict == Verdict::Pass;
-        r
+        Ok(o)
     }
+}
 
+impl McpNativeMethod<'_> {
     /// Opens the client end of the transport to a started server.
     fn connect(&self, p: &mut Supervised, port_file: &Path) -> Result<Chan, (Verdict, String)> {
         let timing = &self.spec.timing;
@@ -620,7 +586,7 @@ impl<'a> McpNativeEngine<'a> {
             return Ok(Chan::Stdio(StdioWire::new(i, o)));
         }
         let port = process::wait_port_file(port_file, p, Duration::from_millis(timing.start_ms))
-            .map_err(|e| (Verdict::Crash, e))?;
+            .map_err(|e| (Verdict::Crash, e.to_string()))?;
         let addr = format!("127.0.0.1:{port}");
         Ok(match self.spec.transport {
             McpTransport::Http => Chan::Http(HttpChan::new(addr, MAX_LINE_BYTES)),
@@ -632,15 +598,6 @@ impl<'a> McpNativeEngine<'a> {
                 )
             }
         })
-    }
-
-    /// Runs every vector of `plan`; stops early when the run is interrupted.
-    pub fn run(
-        &mut self,
-        plan: &[&LoadedVector],
-        mut progress: impl FnMut(&VectorResult),
-    ) -> Vec<VectorResult> {
-        crate::engine::run_plan(plan, &mut progress, |lv| self.run_one(lv))
     }
 }
 

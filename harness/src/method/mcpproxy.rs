@@ -6,13 +6,13 @@
 //! messages to arrive at either side, so what a translation forwards, drops, or answers on
 //! a peer's behalf is all observable.
 
+use super::{Cancel, Fatal, Outcome, TestMethod};
 use crate::catalog::mcpx::ArrivesSpec;
-use crate::catalog::vector::{Expect, Method, Side, Step};
-use crate::catalog::{Catalog, LoadedVector};
-use crate::engine::{applicability, result_base, run_plan};
-use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
-use crate::session::process::{self, Supervised};
-use crate::sut::Sut;
+use crate::catalog::vector::{Expect, Method, Side, Step, Vector};
+use crate::connect::process::{self, Supervised};
+use crate::materialize::MaterialiseError;
+use crate::model::{Dir, TranscriptEntry, Verdict};
+use crate::sut::{Start, Sut};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -31,9 +31,9 @@ const START: Duration = Duration::from_secs(10);
 const TRANSCRIPT_CHARS: usize = 600;
 
 /// Runs `mcpxproxy` vectors against one MCP proxy.
-pub struct McpProxyEngine<'a> {
-    catalog: &'a Catalog,
+pub struct McpProxyMethod<'a> {
     sut: &'a Sut,
+    start: Start,
     base: PathBuf,
     work: PathBuf,
 }
@@ -236,97 +236,73 @@ impl Conv {
     }
 }
 
-impl<'a> McpProxyEngine<'a> {
-    /// An engine for `sut`, writing the proxy's stderr under `work`.
-    pub fn new(catalog: &'a Catalog, sut: &'a Sut, work: &std::path::Path) -> Result<Self, String> {
-        if sut.manifest.start.is_none() {
-            return Err("an mcp-proxy manifest needs `start`".into());
-        }
-        Ok(McpProxyEngine {
-            catalog,
+impl<'a> McpProxyMethod<'a> {
+    /// The method for `sut`, started by `start`, writing the proxy's stderr under `work`.
+    pub fn new(sut: &'a Sut, start: Start, work: &std::path::Path) -> Self {
+        McpProxyMethod {
             sut,
+            start,
             base: sut.base_dir(),
             work: work.to_owned(),
-        })
+        }
     }
+}
 
-    /// Name and version of the SUT, as the manifest says.
-    pub fn describe(&self) -> String {
+impl TestMethod for McpProxyMethod<'_> {
+    type Concrete = String;
+
+    fn describe(&self) -> String {
         format!(
             "{} {} (MCP proxy on stdio)",
             self.sut.manifest.name, self.sut.manifest.version
         )
     }
 
-    /// Runs every vector of `plan`.
-    pub fn run(
+    fn admit(&self, v: &Vector) -> Result<Method, String> {
+        if v.methods.contains(&Method::McpProxy) {
+            Ok(Method::McpProxy)
+        } else {
+            Err("not an mcp_proxy vector; this SUT is an MCP proxy".into())
+        }
+    }
+
+    /// The client version the proxy is started for.
+    fn materialise(&mut self, v: &Vector, _m: Method) -> Result<String, MaterialiseError> {
+        match &v.proxy {
+            Some(p) => Ok(p.client_version.as_str().to_owned()),
+            None => Err(MaterialiseError::Invalid("no `proxy` block".into())),
+        }
+    }
+
+    fn drive(
         &mut self,
-        plan: &[&LoadedVector],
-        mut progress: impl FnMut(&VectorResult),
-    ) -> Vec<VectorResult> {
-        run_plan(plan, &mut progress, |lv| self.run_one(lv))
+        v: &Vector,
+        client_version: String,
+        _cancel: &Cancel,
+    ) -> Result<Outcome, Fatal> {
+        Ok(self.conversation(&client_version, &v.steps))
     }
+}
 
-    /// Runs one vector with a fresh proxy.
-    pub fn run_one(&mut self, lv: &LoadedVector) -> VectorResult {
-        let mut r = result_base(self.catalog, lv);
-        let v = &lv.vector;
-        if let Some(why) = applicability(v, self.sut) {
-            r.detail = Some(why);
-            return r;
-        }
-        if !v.methods.contains(&Method::McpProxy) {
-            r.detail = Some("not an mcp_proxy vector; this SUT is an MCP proxy".into());
-            return r;
-        }
-        let Some(spec) = &v.proxy else {
-            r.verdict = Verdict::HarnessError;
-            r.detail = Some("no `proxy` block".into());
-            return r;
-        };
-        r.method = Some("mcp_proxy".into());
-        let (verdict, detail, expected, observed, transcript) =
-            match self.conversation(spec.client_version.as_str(), &v.steps) {
-                Ok((e, o, t)) => (Verdict::Pass, None, e, o, t),
-                Err((verdict, why, e, o, t)) => (verdict, Some(why), e, o, t),
-            };
-        r.verdict = verdict;
-        r.pass = verdict == Verdict::Pass;
-        r.detail = detail;
-        r.expected = expected;
-        r.observed = observed;
-        r.transcript = transcript;
-        r
-    }
+/// The outcome of a vector that stopped before its conversation began.
+fn early(verdict: Verdict, why: String) -> Outcome {
+    Outcome::stop(verdict, why)
+}
 
-    #[expect(
-        clippy::type_complexity,
-        reason = "a private verdict tuple, built in one place"
-    )]
-    fn conversation(
-        &self,
-        client_version: &str,
-        steps: &[Step],
-    ) -> Result<
-        (String, String, Vec<TranscriptEntry>),
-        (Verdict, String, String, String, Vec<TranscriptEntry>),
-    > {
-        let harness_err = |why: String| {
-            (
-                Verdict::HarnessError,
-                why,
-                String::new(),
-                String::new(),
-                Vec::new(),
-            )
+impl McpProxyMethod<'_> {
+    fn conversation(&self, client_version: &str, steps: &[Step]) -> Outcome {
+        let listener = match TcpListener::bind("127.0.0.1:0") {
+            Ok(l) => l,
+            Err(e) => return early(Verdict::HarnessError, format!("cannot listen: {e}")),
         };
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| harness_err(format!("cannot listen: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| harness_err(e.to_string()))?;
-        let bridge =
-            crate::driver::testee::swp_ref_binary().map_err(|e| harness_err(e.to_string()))?;
+        let addr = match listener.local_addr() {
+            Ok(a) => a,
+            Err(e) => return early(Verdict::HarnessError, e.to_string()),
+        };
+        let bridge = match crate::connect::testee::swp_ref_binary() {
+            Ok(b) => b,
+            Err(e) => return early(Verdict::HarnessError, e.to_string()),
+        };
         let vars: BTreeMap<&str, String> = [
             ("CLIENT_VERSION", client_version.to_owned()),
             ("UPSTREAM_ADDR", addr.to_string()),
@@ -334,64 +310,52 @@ impl<'a> McpProxyEngine<'a> {
         ]
         .into_iter()
         .collect();
-        let start = self
-            .sut
-            .manifest
-            .start
-            .clone()
-            .ok_or_else(|| harness_err("no `start`".into()))?;
         let log = self.work.join("sut-stderr.log");
-        let mut p: Supervised =
-            process::spawn(&start, &self.base, &vars, true, &log).map_err(|e| {
-                (
+        let mut p: Supervised = match process::spawn(&self.start, &self.base, &vars, true, &log) {
+            Ok(p) => p,
+            Err(e) => {
+                return early(
                     Verdict::Crash,
                     format!("the proxy could not be started: {e}"),
-                    String::new(),
-                    String::new(),
-                    Vec::new(),
                 )
-            })?;
-        let (stdin, stdout) = p
-            .take_pipes()
-            .ok_or_else(|| harness_err("stdio pipes unavailable".into()))?;
+            }
+        };
+        let Some((stdin, stdout)) = p.take_pipes() else {
+            return early(Verdict::HarnessError, "stdio pipes unavailable".into());
+        };
         // The proxy starts its server (our bridge) at once; wait for it to connect.
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| harness_err(e.to_string()))?;
+        if let Err(e) = listener.set_nonblocking(true) {
+            return early(Verdict::HarnessError, e.to_string());
+        }
         let t0 = Instant::now();
         let upstream = loop {
             match listener.accept() {
                 Ok((s, _)) => break s,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && t0.elapsed() < START => {
                     if let Some(x) = p.exited() {
-                        return Err((
+                        return early(
                             Verdict::Crash,
                             format!("the proxy exited before starting its server: {x:?}"),
-                            String::new(),
-                            String::new(),
-                            Vec::new(),
-                        ));
+                        );
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 Err(e) => {
-                    return Err((
+                    return early(
                         Verdict::Fail,
                         format!(
                             "the proxy did not start its server within {} ms: {e}",
                             START.as_millis()
                         ),
-                        String::new(),
-                        String::new(),
-                        Vec::new(),
-                    ))
+                    )
                 }
             }
         };
         let _ = upstream.set_nonblocking(false);
-        let reader = upstream
-            .try_clone()
-            .map_err(|e| harness_err(e.to_string()))?;
+        let reader = match upstream.try_clone() {
+            Ok(r) => r,
+            Err(e) => return early(Verdict::HarnessError, e.to_string()),
+        };
         let mut c = Conv {
             to_proxy: stdin,
             from_proxy: Lines::spawn(stdout),
@@ -412,23 +376,14 @@ impl<'a> McpProxyEngine<'a> {
                 .as_ref()
                 .and_then(|x| x.jsonrpc_line.as_deref())
                 .unwrap_or_default();
-            let fail = |c: &mut Conv, v: Verdict, why: String, e: String, o: String| {
-                (
-                    v,
-                    format!("step {n}: {why}"),
-                    e,
-                    o,
-                    std::mem::take(&mut c.transcript),
-                )
+            let fail = |c: &mut Conv, v: Verdict, why: String, e: String, o: String| Outcome {
+                expected: e,
+                observed: o,
+                ..Outcome::stop(v, format!("step {n}: {why}"))
+                    .with_transcript(std::mem::take(&mut c.transcript))
             };
             if let Err(why) = c.send(side, line) {
-                return Err(fail(
-                    &mut c,
-                    Verdict::Fail,
-                    why,
-                    String::new(),
-                    String::new(),
-                ));
+                return fail(&mut c, Verdict::Fail, why, String::new(), String::new());
             }
             for e in s.expect.as_slice() {
                 match e {
@@ -438,7 +393,7 @@ impl<'a> McpProxyEngine<'a> {
                             Ok(o) => obs = format!("step {n}: {o}"),
                             Err((v, why)) => {
                                 let e2 = exp.clone();
-                                return Err(fail(&mut c, v, why.clone(), e2, why));
+                                return fail(&mut c, v, why.clone(), e2, why);
                             }
                         }
                     }
@@ -450,27 +405,27 @@ impl<'a> McpProxyEngine<'a> {
                         exp = format!("step {n}: nothing arrives for {ms} ms");
                         if let Err((v, why)) = c.silence(ms) {
                             let e2 = exp.clone();
-                            return Err(fail(&mut c, v, why.clone(), e2, why));
+                            return fail(&mut c, v, why.clone(), e2, why);
                         }
                         obs = exp.clone();
                     }
                     other => {
-                        return Err(fail(
+                        return fail(
                             &mut c,
                             Verdict::HarnessError,
                             format!("{other:?} is not an mcp_proxy expectation"),
                             String::new(),
                             String::new(),
-                        ))
+                        )
                     }
                 }
             }
             if let Err((v, why)) = c.nothing_unexpected() {
                 let e2 = exp.clone();
-                return Err(fail(&mut c, v, why.clone(), e2, why));
+                return fail(&mut c, v, why.clone(), e2, why);
             }
         }
         drop(p);
-        Ok((exp, obs, std::mem::take(&mut c.transcript)))
+        Outcome::pass(exp, obs).with_transcript(std::mem::take(&mut c.transcript))
     }
 }

@@ -3,7 +3,7 @@
 //! WebSocket (`/mcp`, one JSON-RPC message per text message). Written here, not shared with
 //! the reference gateway, so a bug in one side's framing is not cancelled by the other's.
 
-use crate::session::wire::{Recv, TcpWire, Wire};
+use crate::connect::wire::{Recv, TcpWire, Wire};
 use base64::Engine as _;
 use sha1::{Digest, Sha1};
 use std::collections::VecDeque;

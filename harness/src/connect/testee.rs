@@ -2,7 +2,7 @@
 //! stdin/stdout with the length-prefixed JSON protocol, respawned after a crash or a hang.
 //! A reader thread turns the blocking pipe into a channel so every request has a deadline.
 
-use super::{Answer, CodecDriver, DriverError};
+use super::driver::{Answer, CodecDriver, DriverError};
 use crate::sut::Start;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -11,17 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
-use swp_ref::testee::proto::{
-    DecodeReply, DecodeRequest, HelloReply, HelloRequest, Reply, Request, TranslateReply,
-    TranslateRequest, PROTOCOL_VERSION,
+use swp_testee_proto::{
+    read_message, write_message, DecodeReply, DecodeRequest, HelloReply, HelloRequest, ReadError,
+    Reply, Request, TranslateReply, TranslateRequest, PROTOCOL_VERSION,
 };
-use swp_ref::testee::serve::{read_message, write_message};
 
 /// A running testee.
 struct Proc {
     child: Child,
     stdin: BufWriter<ChildStdin>,
-    replies: Receiver<std::io::Result<Vec<u8>>>,
+    replies: Receiver<Result<Vec<u8>, ReadError>>,
 }
 
 /// Drives a testee process.
@@ -161,12 +160,35 @@ impl TesteeDriver {
                 harness: format!("swp-conform {}", env!("CARGO_PKG_VERSION")),
                 protocol: PROTOCOL_VERSION,
             },
-        )? {
-            Answer::Ok(h) => h,
-            Answer::Unsupported(why) => {
-                return Err(DriverError::Protocol(format!("hello unsupported: {why}")))
+        ) {
+            Ok(Answer::Ok(h)) => h,
+            Ok(Answer::Unsupported(why)) => {
+                self.kill();
+                return Err(DriverError::Incompatible(format!(
+                    "the testee answered `hello` with unsupported: {why}"
+                )));
             }
+            Err(DriverError::Protocol(why)) => {
+                self.kill();
+                return Err(DriverError::Incompatible(format!(
+                    "the testee's answer to `hello`: {why}"
+                )));
+            }
+            Err(DriverError::Timeout(ms)) => {
+                self.kill();
+                return Err(DriverError::Incompatible(format!(
+                    "the testee did not answer `hello` within {ms} ms; every message is a JSON document preceded by its length as 4 octets, big-endian (docs/testee-protocol.md): a testee that waits for a newline never sees one"
+                )));
+            }
+            Err(e) => return Err(e),
         };
+        if hello.protocol != PROTOCOL_VERSION {
+            self.kill();
+            return Err(DriverError::Incompatible(format!(
+                "the testee {} {} speaks testee protocol {}; this harness speaks {PROTOCOL_VERSION}",
+                hello.name, hello.version, hello.protocol
+            )));
+        }
         self.hello = Some(hello);
         Ok(())
     }
@@ -210,7 +232,7 @@ impl TesteeDriver {
             Ok(Ok(b)) => b,
             Ok(Err(e)) => {
                 self.kill();
-                return Err(DriverError::Protocol(format!("unreadable reply: {e}")));
+                return Err(DriverError::Protocol(unreadable(&e)));
             }
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
@@ -248,7 +270,24 @@ impl TesteeDriver {
     }
 }
 
+/// What a reply that could not be read tells a testee author.
+fn unreadable(e: &ReadError) -> String {
+    match e {
+        ReadError::Text(s) => format!(
+            "the testee wrote `{s}…` on stdout where a message belongs; testees log to stderr, stdout carries only length-prefixed messages"
+        ),
+        ReadError::UnprefixedJson(s) => format!(
+            "the testee wrote `{s}…` on stdout: JSON without the 4-octet big-endian length prefix (newline-delimited JSON?); see docs/testee-protocol.md"
+        ),
+        other => format!("unreadable reply: {other}"),
+    }
+}
+
 impl CodecDriver for TesteeDriver {
+    fn open(&mut self) -> Result<(), DriverError> {
+        self.ensure()
+    }
+
     fn describe(&self) -> String {
         match &self.hello {
             Some(h) => format!("{} {} (testee, protocol {})", h.name, h.version, h.protocol),

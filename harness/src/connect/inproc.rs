@@ -1,7 +1,7 @@
 //! The built-in SUT: the reference's testee handlers called directly, no process, no JSON.
 
-use super::{Answer, CodecDriver, DriverError};
-use swp_ref::testee::proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
+use super::driver::{Answer, CodecDriver, DriverError};
+use swp_testee_proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 
 /// The reference implementation, in process.
 #[derive(Debug, Default, Clone, Copy)]

@@ -2,12 +2,13 @@
 //! library in process, or a testee's `translate` operation) and judges the answer against
 //! the exact expected translation or typed error.
 
+use super::{answered, Fatal, Outcome};
 use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
 use crate::catalog::vector::{Expect, Vector};
-use crate::driver::{Answer, CodecDriver};
-use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
+use crate::connect::driver::CodecDriver;
+use crate::model::{Dir, TranscriptEntry, Verdict};
 use serde_json::Value;
-use swp_ref::testee::proto::{TranslateReply, TranslateRequest};
+use swp_testee_proto::{TranslateReply, TranslateRequest};
 
 /// Characters of JSON shown per transcript entry.
 const TRANSCRIPT_CHARS: usize = 2048;
@@ -157,9 +158,9 @@ fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
     }
 }
 
-/// Runs the translate steps of `v` through `driver`, filling `r`.
-pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
-    r.method = Some("translate".into());
+/// Runs the translate steps of `v` through `driver`.
+pub fn run(driver: &mut dyn CodecDriver, v: &Vector) -> Result<Outcome, Fatal> {
+    let mut o = Outcome::new(Verdict::Pass, None);
     for (i, s) in v.steps.iter().enumerate() {
         let label = if v.steps.len() > 1 {
             format!("step {}: ", i + 1)
@@ -170,12 +171,14 @@ pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
             s.send.as_ref().and_then(|x| x.translate.as_deref()),
             s.expect.as_slice(),
         ) else {
-            r.verdict = Verdict::HarnessError;
-            r.detail = Some(format!("{label}not a translate step"));
-            return;
+            return Ok(Outcome {
+                verdict: Verdict::HarnessError,
+                detail: Some(format!("{label}not a translate step")),
+                ..o
+            });
         };
         let req = request(t);
-        r.transcript.push(TranscriptEntry {
+        o.transcript.push(TranscriptEntry {
             t_ms: 0,
             dir: Dir::Sent,
             data: clip(format!(
@@ -183,7 +186,7 @@ pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
                 req.from, req.to, req.direction, req.message
             )),
         });
-        r.expected = format!(
+        o.expected = format!(
             "{label}{}",
             match want {
                 Expect::Translated(e) => describe_translated(e),
@@ -191,32 +194,29 @@ pub fn run(driver: &mut dyn CodecDriver, v: &Vector, r: &mut VectorResult) {
                 other => format!("{other:?}"),
             }
         );
-        let got = match driver.translate(&req) {
-            Ok(Answer::Ok(g)) => g,
-            Ok(Answer::Unsupported(why)) => {
-                r.verdict = Verdict::Unsupported;
-                r.detail = Some(why);
-                return;
-            }
-            Err(e) => {
-                r.verdict = e.verdict();
-                r.detail = Some(e.to_string());
-                return;
+        let got = match answered(driver.translate(&req))? {
+            Ok(g) => g,
+            Err(stop) => {
+                return Ok(Outcome {
+                    expected: o.expected,
+                    observed: o.observed,
+                    ..stop.with_transcript(o.transcript)
+                })
             }
         };
-        r.transcript.push(TranscriptEntry {
+        o.transcript.push(TranscriptEntry {
             t_ms: 0,
             dir: Dir::Received,
             data: clip(serde_json::to_string(&got).unwrap_or_default()),
         });
-        r.observed = format!("{label}{}", describe_reply(&got));
+        o.observed = format!("{label}{}", describe_reply(&got));
         if let Some(why) = judge(want, &got) {
-            r.verdict = Verdict::Fail;
-            r.detail = Some(format!("{label}{why}"));
-            r.pass = false;
-            return;
+            return Ok(Outcome {
+                verdict: Verdict::Fail,
+                detail: Some(format!("{label}{why}")),
+                ..o
+            });
         }
     }
-    r.verdict = Verdict::Pass;
-    r.pass = true;
+    Ok(o)
 }

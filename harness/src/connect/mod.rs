@@ -1,0 +1,11 @@
+//! How the harness reaches a SUT (`DESIGN.md` §2, "a Session over a Connector"): codec
+//! connectors (the reference in process, a testee process), wires to endpoints (stdio, TCP,
+//! TLS), supervision of the processes it starts, and the test PKI it generates.
+
+pub mod driver;
+#[cfg(feature = "builtin-sut")]
+pub mod inproc;
+pub mod pki;
+pub mod process;
+pub mod testee;
+pub mod wire;

@@ -1,0 +1,68 @@
+//! Whether a vector applies to a SUT at all, from what the manifest claims and declares:
+//! methods, profiles, policies and the `holds` conditions over its parameters.
+
+use crate::catalog::vector::{UnknownProfile, Vector};
+use crate::sut::Sut;
+
+/// Why a vector does not apply to this SUT, if it does not.
+pub fn applicability(v: &Vector, sut: &Sut) -> Option<String> {
+    let m = &sut.manifest;
+    if !v.methods.iter().any(|x| m.methods.contains(x)) {
+        let want: Vec<_> = v
+            .methods
+            .iter()
+            .map(|m| format!("{m:?}").to_lowercase())
+            .collect();
+        return Some(format!(
+            "the SUT supports none of the vector's methods ({})",
+            want.join(", ")
+        ));
+    }
+    let a = &v.applies_when;
+    for p in &a.profiles {
+        if !m.claims.profiles.contains(p) {
+            return Some(format!("the SUT does not claim profile {p}"));
+        }
+    }
+    if let Some(f) = a.timestamp_freshness {
+        if m.policy.timestamp_freshness != f {
+            return Some(format!(
+                "needs timestamp freshness {}; the SUT declares it {}",
+                if f { "enforced" } else { "disabled" },
+                if m.policy.timestamp_freshness {
+                    "enforced"
+                } else {
+                    "disabled"
+                }
+            ));
+        }
+    }
+    if let Some(u) = a.unknown_profile {
+        if m.policy.unknown_profile != u {
+            return Some(format!(
+                "needs unknown-profile handling {}; the SUT declares {}",
+                name(u),
+                name(m.policy.unknown_profile)
+            ));
+        }
+    }
+    if a.rate_limit == Some(true) && m.policy.rate_limit.is_none() {
+        return Some("needs a declared frame-rate limit; the SUT declares none".into());
+    }
+    let params = sut.params(super::codec::CODEC_NOW_MS);
+    for c in &a.holds {
+        match crate::expr::holds(c, &params) {
+            Ok(true) => {}
+            Ok(false) => return Some(format!("the SUT's parameters do not satisfy `{c}`")),
+            Err(e) => return Some(format!("`{c}`: {e}")),
+        }
+    }
+    None
+}
+
+fn name(u: UnknownProfile) -> &'static str {
+    match u {
+        UnknownProfile::ErrorReply => "error-reply",
+        UnknownProfile::Close => "close",
+    }
+}

@@ -1,0 +1,364 @@
+//! Test methods (`DESIGN.md` §3): the one shape every method runs a vector in, and the
+//! plan loop. `run_vector` does the shared work (result scaffold, applicability,
+//! materialisation, finishing the verdict); a method implements only what differs: which
+//! of its methods a vector admits, what the vector becomes for this SUT, and how it is
+//! driven and judged.
+
+pub mod applicable;
+pub mod codec;
+pub mod mcpnative;
+pub mod mcpproxy;
+pub mod session;
+pub mod translate;
+
+use crate::catalog::vector::{Method, Vector};
+use crate::catalog::{Catalog, LoadedVector};
+use crate::connect::driver::{Answer, DriverError};
+use crate::materialize::MaterialiseError;
+use crate::model::{TranscriptEntry, VectorResult, Verdict};
+use crate::sut::Sut;
+
+pub use crate::cancel::Cancel;
+pub use applicable::applicability;
+
+/// The SUT cannot be driven at all, so the run stops (a testee that speaks another protocol
+/// version, say). Carries the message the user needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Fatal(pub String);
+
+/// What driving one vector established: its verdict and the evidence behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, for anything but a plain pass.
+    pub detail: Option<String>,
+    /// What was expected (at the deciding step).
+    pub expected: String,
+    /// What was observed (at the deciding step).
+    pub observed: String,
+    /// Canonical code observed, if any.
+    pub observed_error_code: Option<String>,
+    /// Alias observed, when the SUT reported one.
+    pub observed_alias: Option<String>,
+    /// The vector failed only because a reject carried another code: the requirements that
+    /// govern the code (empty: the vector's own) decide whether the failure is absolute.
+    pub code_only: Option<Vec<String>>,
+    /// Both directions.
+    pub transcript: Vec<TranscriptEntry>,
+}
+
+impl Outcome {
+    /// A verdict with its reason and nothing observed yet.
+    pub fn new(verdict: Verdict, detail: Option<String>) -> Outcome {
+        Outcome {
+            verdict,
+            detail,
+            expected: String::new(),
+            observed: String::new(),
+            observed_error_code: None,
+            observed_alias: None,
+            code_only: None,
+            transcript: Vec::new(),
+        }
+    }
+
+    /// Every expectation held.
+    pub fn pass(expected: String, observed: String) -> Outcome {
+        Outcome {
+            expected,
+            observed,
+            ..Outcome::new(Verdict::Pass, None)
+        }
+    }
+
+    /// The vector stopped with `verdict` for `why`.
+    pub fn stop(verdict: Verdict, why: impl Into<String>) -> Outcome {
+        Outcome::new(verdict, Some(why.into()))
+    }
+
+    /// The same outcome with `transcript`.
+    pub fn with_transcript(mut self, transcript: Vec<TranscriptEntry>) -> Outcome {
+        self.transcript = transcript;
+        self
+    }
+}
+
+/// The answer of a connector call, or the outcome that ends the vector (`unsupported`, a
+/// timeout, a crash), or the failure that ends the run.
+pub fn answered<T>(a: Result<Answer<T>, DriverError>) -> Result<Result<T, Outcome>, Fatal> {
+    match a {
+        Ok(Answer::Ok(v)) => Ok(Ok(v)),
+        Ok(Answer::Unsupported(why)) => Ok(Err(Outcome::stop(Verdict::Unsupported, why))),
+        Err(DriverError::Incompatible(why)) => Err(Fatal(why)),
+        Err(e) => Ok(Err(Outcome::stop(e.verdict(), e.to_string()))),
+    }
+}
+
+/// What a test method does with a vector, beyond what every method shares.
+pub trait TestMethod: Send {
+    /// A vector made concrete for this SUT (octets, clocks, expectations).
+    type Concrete;
+
+    /// How the SUT is reached, for the report header.
+    fn describe(&self) -> String;
+
+    /// The method this SUT runs `v` by, or why it cannot run it at all.
+    fn admit(&self, v: &Vector) -> Result<Method, String>;
+
+    /// The vector made concrete: not applicable when the SUT's parameters cannot express it,
+    /// invalid when the vector itself is broken.
+    fn materialise(
+        &mut self,
+        v: &Vector,
+        method: Method,
+    ) -> Result<Self::Concrete, MaterialiseError>;
+
+    /// The recommended code the concrete vector expects, when it expects a reject.
+    fn expected_code(_c: &Self::Concrete) -> Option<String> {
+        None
+    }
+
+    /// Drives the SUT through the concrete vector and judges what it observes.
+    fn drive(&mut self, v: &Vector, c: Self::Concrete, cancel: &Cancel) -> Result<Outcome, Fatal>;
+}
+
+/// A method bound to its catalog and SUT: what the plan loop runs, whatever the method.
+pub trait Runner: Send {
+    /// How the SUT is reached, for the report header.
+    fn describe(&self) -> String;
+    /// Runs one vector.
+    fn run_vector(&mut self, lv: &LoadedVector, cancel: &Cancel) -> Result<VectorResult, Fatal>;
+}
+
+/// A [`TestMethod`] with the catalog and SUT it runs against.
+pub struct Bound<'a, M> {
+    /// The method.
+    pub method: M,
+    /// The catalog (requirement levels).
+    pub catalog: &'a Catalog,
+    /// The SUT (applicability).
+    pub sut: &'a Sut,
+}
+
+impl<M: TestMethod> Runner for Bound<'_, M> {
+    fn describe(&self) -> String {
+        self.method.describe()
+    }
+
+    fn run_vector(&mut self, lv: &LoadedVector, cancel: &Cancel) -> Result<VectorResult, Fatal> {
+        run_vector(&mut self.method, self.catalog, self.sut, lv, cancel)
+    }
+}
+
+/// Runs one vector by `m`: result scaffold → applicability → admission → materialisation →
+/// drive and judge → finish.
+pub fn run_vector<M: TestMethod>(
+    m: &mut M,
+    catalog: &Catalog,
+    sut: &Sut,
+    lv: &LoadedVector,
+    cancel: &Cancel,
+) -> Result<VectorResult, Fatal> {
+    let mut r = result_base(catalog, lv);
+    let v = &lv.vector;
+    if let Some(why) = applicability(v, sut) {
+        r.detail = Some(why);
+        return Ok(r);
+    }
+    let method = match m.admit(v) {
+        Ok(x) => x,
+        Err(why) => {
+            r.detail = Some(why);
+            return Ok(r);
+        }
+    };
+    let concrete = match m.materialise(v, method) {
+        Ok(c) => c,
+        Err(MaterialiseError::NotApplicable(why)) => {
+            r.detail = Some(why);
+            return Ok(r);
+        }
+        Err(MaterialiseError::Invalid(why)) => {
+            r.method = Some(method);
+            r.verdict = Verdict::HarnessError;
+            r.detail = Some(format!("vector cannot be materialised: {why}"));
+            return Ok(r);
+        }
+    };
+    r.method = Some(method);
+    r.expected_error_code = M::expected_code(&concrete);
+    let o = m.drive(v, concrete, cancel)?;
+    finish(&mut r, o, catalog);
+    Ok(r)
+}
+
+/// Moves an outcome into its result. The one place a verdict becomes `pass`.
+fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
+    if let Some(code_reqs) = o.code_only.as_ref().filter(|c| !c.is_empty()) {
+        // The reject itself happened; only the code differs. Its requirements (typically a
+        // SHOULD) decide whether the run fails.
+        let reg = &catalog.requirements;
+        r.absolute = code_reqs
+            .iter()
+            .flat_map(|c| reg.resolve(c).unwrap_or_default())
+            .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+    }
+    r.verdict = o.verdict;
+    r.pass = o.verdict == Verdict::Pass;
+    r.detail = o.detail;
+    r.expected = o.expected;
+    r.observed = o.observed;
+    r.observed_error_code = o.observed_error_code;
+    r.observed_code = o.observed_alias;
+    r.transcript = o.transcript;
+}
+
+/// The result scaffolding of a vector, shared by every method: ids, canonical requirements,
+/// whether a failure is absolute, the path; verdict not-applicable until it runs.
+pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
+    let reg = &catalog.requirements;
+    let resolve = |r: &str| reg.resolve(r).unwrap_or_default();
+    // Code requirements are exercised too, but they do not decide whether the vector is
+    // absolute: a code mapping is typically a SHOULD beside a MUST reject.
+    let absolute = lv
+        .vector
+        .requirements
+        .iter()
+        .flat_map(|r| resolve(r))
+        .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+    let mut reqs: Vec<String> = lv
+        .vector
+        .all_requirements()
+        .into_iter()
+        .flat_map(resolve)
+        .collect();
+    reqs.sort();
+    reqs.dedup();
+    let root = catalog.dir.parent().unwrap_or(&catalog.dir);
+    let path = crate::model::display_path(root, &lv.path);
+    let mut r = VectorResult::new(
+        lv.vector.id.clone(),
+        lv.vector.namespace.clone(),
+        path,
+        reqs,
+        absolute,
+    );
+    r.verdict = Verdict::NotApplicable;
+    r
+}
+
+/// Runs the plan in order, reporting each result; stops early, keeping the results so far,
+/// when `cancel` is set, and stops the run on a [`Fatal`] failure.
+pub fn run_plan(
+    runner: &mut dyn Runner,
+    plan: &[&LoadedVector],
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(&VectorResult),
+) -> Result<Vec<VectorResult>, Fatal> {
+    let mut out = Vec::with_capacity(plan.len());
+    for lv in plan {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let r = runner.run_vector(lv, cancel)?;
+        progress(&r);
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// What opening a method needs besides the catalog and the SUT.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Where logs, port files and the PKI go.
+    pub work: std::path::PathBuf,
+    /// Deadline of one testee request.
+    pub timeout: std::time::Duration,
+}
+
+impl Setup {
+    /// Work files in `work`, the default 10 s testee deadline.
+    pub fn new(work: impl Into<std::path::PathBuf>) -> Setup {
+        Setup {
+            work: work.into(),
+            timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// Opens the method the manifest calls for and runs `plan` with it, without progress or
+/// interruption (tests, benches, tools).
+pub fn run(
+    catalog: &Catalog,
+    sut: &Sut,
+    setup: &Setup,
+    plan: &[&LoadedVector],
+) -> Result<Vec<VectorResult>, Fatal> {
+    let mut r = open(catalog, sut, setup)?;
+    run_plan(r.as_mut(), plan, &Cancel::new(), &mut |_| {})
+}
+
+/// The method the manifest's kind calls for, bound to the catalog and the SUT, its
+/// connector opened. The one place that looks at the kind.
+pub fn open<'a>(
+    catalog: &'a Catalog,
+    sut: &'a Sut,
+    setup: &Setup,
+) -> Result<Box<dyn Runner + 'a>, Fatal> {
+    use crate::sut::Kind;
+    fn bound<'a, M: TestMethod + 'a>(
+        method: M,
+        catalog: &'a Catalog,
+        sut: &'a Sut,
+    ) -> Box<dyn Runner + 'a> {
+        Box::new(Bound {
+            method,
+            catalog,
+            sut,
+        })
+    }
+    let m = &sut.manifest;
+    let missing = |what: &str| Fatal(format!("the manifest has no `{what}`"));
+    Ok(match m.kind {
+        Kind::Builtin | Kind::Testee => {
+            let mut driver: Box<dyn crate::connect::driver::CodecDriver> =
+                if m.kind == Kind::Builtin {
+                    crate::connect::driver::builtin().map_err(|e| Fatal(e.to_string()))?
+                } else {
+                    Box::new(crate::connect::testee::TesteeDriver::new(
+                        m.start.clone().ok_or_else(|| missing("start"))?,
+                        sut.base_dir(),
+                        setup.timeout,
+                        setup.work.join("sut-stderr.log"),
+                    ))
+                };
+            driver.open().map_err(|e| Fatal(e.to_string()))?;
+            bound(codec::CodecMethod::new(sut, driver), catalog, sut)
+        }
+        Kind::Endpoint => {
+            let spec = m.session.clone().ok_or_else(|| missing("session"))?;
+            let method = session::SessionMethod::new(sut, spec, &setup.work)
+                .map_err(|e| Fatal(e.to_string()))?;
+            bound(method, catalog, sut)
+        }
+        Kind::McpServer => {
+            let spec = m.mcp_native.clone().ok_or_else(|| missing("mcp_native"))?;
+            let start = m.start.clone().ok_or_else(|| missing("start"))?;
+            bound(
+                mcpnative::McpNativeMethod::new(sut, spec, start, &setup.work),
+                catalog,
+                sut,
+            )
+        }
+        Kind::McpProxy => {
+            let start = m.start.clone().ok_or_else(|| missing("start"))?;
+            bound(
+                mcpproxy::McpProxyMethod::new(sut, start, &setup.work),
+                catalog,
+                sut,
+            )
+        }
+    })
+}

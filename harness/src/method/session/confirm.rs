@@ -1,0 +1,194 @@
+//! Confirming accepts. On the wire an accepted frame looks like nothing, so frames the
+//! vector expects to be accepted stay pending until a quiet window passes with no error frame
+//! and no close or, at the end of the vector (and on close-only endpoints), until the
+//! manifest's probe is answered.
+
+use super::conv::{Conv, Obs};
+use super::StepFailure;
+use crate::catalog::vector::FrameSpec;
+use crate::expr::Params;
+use crate::materialize::{self, MaterialiseError};
+use crate::model::Verdict;
+use crate::sut::{ProbeSpec, RejectMode};
+use bytes::Bytes;
+use swp_core::Envelope;
+
+/// Frames one step sent and expects to be accepted, not yet confirmed.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The step's label.
+    pub label: String,
+    /// The msg_ids it sent.
+    pub ids: Vec<Bytes>,
+}
+
+/// Numbers the requests the harness builds from the manifest (probes, identity probes), so
+/// each has a fresh msg_id within the run.
+#[derive(Debug, Default)]
+pub struct Requests(u64);
+
+impl Requests {
+    /// One of the manifest's request frames with a fresh msg_id, `<prefix><7 digits>` (16
+    /// octets for the prefixes used).
+    pub fn build(
+        &mut self,
+        f: &FrameSpec,
+        params: &Params,
+        prefix: &str,
+    ) -> Result<(Bytes, Bytes), MaterialiseError> {
+        self.0 += 1;
+        let id = Bytes::from(format!("{prefix}{:07}", self.0 % 10_000_000).into_bytes());
+        let frame = materialize::build_frame(f, params, Some(id.clone()))?;
+        Ok((id, frame))
+    }
+}
+
+/// Whether `e` answers the probe sent with msg_id `id`.
+pub fn answers_probe(e: &Envelope, id: &Bytes, probe: &ProbeSpec) -> bool {
+    e.msg_id == *id && e.profile_id == probe.reply_profile_id && e.msg_type == probe.reply_msg_type
+}
+
+/// Whether a code is decided above the core (by the profile the frame was dispatched to).
+fn profile_level(code: &str) -> bool {
+    use swp_core::ErrorCode as C;
+    matches!(
+        code.parse::<C>(),
+        Ok(C::UnsupportedMsgType | C::InvalidMcpPayload | C::InvalidProfilePayload | C::NotFound)
+    )
+}
+
+/// Sends the probe and waits for its answer, skipping other frames: whether it was answered
+/// within a step (used to tell "accepted" from "hung" when a reject was expected).
+pub fn probe_answered(conv: &mut Conv<'_>, params: &Params, requests: &mut Requests) -> bool {
+    let Some(probe) = conv.spec.probe.clone() else {
+        return false;
+    };
+    let Ok((id, f)) = requests.build(&probe.frame, params, "swp-probe") else {
+        return false;
+    };
+    if conv.send(&f).is_err() {
+        return false;
+    }
+    let d = conv.step_deadline();
+    loop {
+        match conv.next(d) {
+            Some(Obs::Reply(e)) if answers_probe(&e, &id, &probe) => return true,
+            Some(Obs::Reply(_)) => {}
+            _ => return false,
+        }
+    }
+}
+
+/// Confirms pending accepts. Intermediate confirmations watch a quiet window (a probe would
+/// count against the endpoint's rate limit and change what the next step tests); the final
+/// one also sends the probe, proving the connection is alive after everything the vector
+/// sent. A close-only endpoint always needs the probe: silence is all it shows otherwise.
+pub fn confirm(
+    conv: &mut Conv<'_>,
+    pending: &mut Vec<Pending>,
+    params: &Params,
+    requests: &mut Requests,
+    final_check: bool,
+) -> Result<(), Box<StepFailure>> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let exp = "accept";
+    let label = pending.last().map(|p| p.label.clone()).unwrap_or_default();
+    let step_ms = conv.spec.timing.step_ms;
+    let probe = if final_check || conv.spec.reject_signal.mode == RejectMode::Close {
+        conv.spec.probe.clone()
+    } else {
+        None
+    };
+    match probe {
+        Some(probe) => {
+            let (id, frame) = requests
+                .build(&probe.frame, params, "swp-probe")
+                .map_err(|e| {
+                    StepFailure::new(
+                        Verdict::HarnessError,
+                        format!("probe cannot be built: {e}"),
+                        exp,
+                        "",
+                    )
+                })?;
+            conv.note("probe: is the connection alive and were the frames above accepted?");
+            if let Err(e) = conv.send(&frame) {
+                return Err(StepFailure::new(
+                    Verdict::Fail,
+                    format!("{label}the connection is closed (sending the probe failed: {e}); expected the frames to be accepted"),
+                    exp,
+                    "close",
+                ));
+            }
+            let deadline = conv.step_deadline();
+            loop {
+                let o = conv.next(deadline);
+                if let Some(Obs::Reply(e)) = &o {
+                    if answers_probe(e, &id, &probe) {
+                        break;
+                    }
+                }
+                if o.is_none() {
+                    return Err(StepFailure::new(
+                        Verdict::Timeout,
+                        format!("{label}the probe was not answered within {step_ms} ms"),
+                        exp,
+                        "silence",
+                    ));
+                }
+                against_accepts(conv, o, pending, &label)?;
+            }
+        }
+        None => {
+            let deadline = conv.after(conv.spec.timing.silence_ms);
+            while let Some(o) = conv.next(deadline) {
+                against_accepts(conv, Some(o), pending, &label)?;
+            }
+        }
+    }
+    pending.clear();
+    Ok(())
+}
+
+/// Judges one observation made while frames await confirmation as accepted: replies are
+/// fine, profile-level rejects are fine for core vectors, anything else fails the accept.
+fn against_accepts(
+    conv: &mut Conv<'_>,
+    o: Option<Obs>,
+    pending: &[Pending],
+    label: &str,
+) -> Result<(), Box<StepFailure>> {
+    let exp = "accept";
+    match o {
+        None | Some(Obs::Reply(_)) => Ok(()),
+        Some(Obs::Error { code, .. }) if conv.core_layer && profile_level(&code) => {
+            conv.note(format!(
+                "{code} is a profile-level reject: the core accepted and dispatched the frame"
+            ));
+            Ok(())
+        }
+        Some(Obs::Error { code, msg_id, .. }) => {
+            let at = pending
+                .iter()
+                .find(|p| p.ids.contains(&msg_id))
+                .map_or(label, |p| p.label.as_str());
+            let mut f = StepFailure::new(
+                Verdict::Fail,
+                format!("{at}rejected with {code}, expected accept"),
+                exp,
+                format!("reject {code}"),
+            );
+            f.code = Some(code);
+            Err(f)
+        }
+        Some(Obs::Closed(why)) => Err(StepFailure::new(
+            Verdict::Fail,
+            format!("{label}connection {why}, expected the frames to be accepted"),
+            exp,
+            "close",
+        )),
+        Some(Obs::Garbage(g)) => Err(StepFailure::new(Verdict::Fail, g, exp, "invalid output")),
+    }
+}

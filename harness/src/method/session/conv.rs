@@ -1,0 +1,312 @@
+//! One vector's conversation with an endpoint: what the harness sends, and the stream of
+//! observations (frames, error frames, the connection closing, output that is not framing)
+//! it reads back, against a clock the tests can replace.
+
+use crate::connect::wire::{Recv, Wire};
+use crate::model::{Dir, TranscriptEntry};
+use crate::sut::SessionSpec;
+use crate::transcript::transcript_hex;
+use bytes::Bytes;
+use std::time::{Duration, Instant};
+use swp_core::frame::FrameDecoder;
+use swp_core::{e1, Envelope, Limits};
+
+/// Where the session method reads the time and waits: the system clock on a real wire, a
+/// virtual one in tests, so judgement can be tested without waiting.
+pub trait Clock: Send + Sync {
+    /// Now.
+    fn now(&self) -> Instant;
+    /// Waits until `t`.
+    fn sleep_until(&self, t: Instant);
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(&self, t: Instant) {
+        std::thread::sleep(t.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// What the harness saw on the connection.
+#[derive(Debug, Clone)]
+pub enum Obs {
+    /// An error frame carrying a code; the frame itself, for reply expectations.
+    Error {
+        /// The code it carries.
+        code: String,
+        /// Its msg_id.
+        msg_id: Bytes,
+        /// The frame.
+        frame: Box<Envelope>,
+    },
+    /// Any other frame.
+    Reply(Envelope),
+    /// The connection ended (EOF, reset, TLS alert); the reason.
+    Closed(String),
+    /// The SUT sent octets that are not a valid frame.
+    Garbage(String),
+}
+
+impl Obs {
+    /// A few words for messages.
+    pub fn short(&self) -> String {
+        match self {
+            Obs::Error { code, .. } => format!("error frame {code}"),
+            Obs::Reply(e) => format!("frame profile_id={} msg_type={}", e.profile_id, e.msg_type),
+            Obs::Closed(w) => format!("connection {w}"),
+            Obs::Garbage(g) => g.clone(),
+        }
+    }
+}
+
+/// One vector's conversation.
+pub struct Conv<'a> {
+    /// The connection to the endpoint.
+    pub wire: Box<dyn Wire>,
+    /// The harness's upstream connection (intermediary topology).
+    pub upstream: Option<Box<dyn Wire>>,
+    /// How the endpoint is read and signals.
+    pub spec: &'a SessionSpec,
+    /// Time.
+    pub clock: &'a dyn Clock,
+    /// When the vector started.
+    pub start: Instant,
+    /// The vector's hard limit.
+    pub hard_deadline: Instant,
+    /// Both directions, as they happen.
+    pub transcript: Vec<TranscriptEntry>,
+    /// The vector tests the core layer: a profile-level reject of an accepted frame shows
+    /// the core accepted and dispatched it.
+    pub core_layer: bool,
+    frames: FrameDecoder,
+    reply_limits: Limits,
+    read_total: u64,
+    closed: Option<String>,
+}
+
+/// Limits for reading the endpoint's own frames: its frame bound, nothing else, so a reply
+/// the harness cannot judge is never refused for a size the vector did not test.
+pub fn reply_limits(max_frame_bytes: u32) -> Limits {
+    Limits {
+        max_frame_bytes,
+        min_msg_id_bytes: 1,
+        max_msg_id_bytes: usize::MAX,
+        max_ext_bytes: usize::MAX,
+        max_payload_bytes: usize::MAX,
+    }
+}
+
+impl<'a> Conv<'a> {
+    /// A conversation over `wire`, starting now.
+    pub fn new(
+        wire: Box<dyn Wire>,
+        spec: &'a SessionSpec,
+        clock: &'a dyn Clock,
+        max_frame_bytes: u32,
+        core_layer: bool,
+    ) -> Self {
+        let start = clock.now();
+        let reply_limits = reply_limits(max_frame_bytes);
+        Conv {
+            wire,
+            upstream: None,
+            spec,
+            clock,
+            start,
+            hard_deadline: start + Duration::from_millis(spec.timing.vector_ms),
+            transcript: Vec::new(),
+            core_layer,
+            frames: FrameDecoder::new(reply_limits),
+            reply_limits,
+            read_total: 0,
+            closed: None,
+        }
+    }
+
+    /// Milliseconds since the vector started.
+    pub fn t(&self) -> u64 {
+        u64::try_from(
+            self.clock
+                .now()
+                .saturating_duration_since(self.start)
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX)
+    }
+
+    /// `ms` from now.
+    pub fn after(&self, ms: u64) -> Instant {
+        self.clock.now() + Duration::from_millis(ms)
+    }
+
+    /// The deadline for one expected observation.
+    pub fn step_deadline(&self) -> Instant {
+        self.after(self.spec.timing.step_ms)
+    }
+
+    /// Adds a transcript line.
+    pub fn log(&mut self, dir: Dir, data: impl Into<String>) {
+        let t_ms = self.t();
+        self.transcript.push(TranscriptEntry {
+            t_ms,
+            dir,
+            data: data.into(),
+        });
+    }
+
+    /// Adds a note to the transcript.
+    pub fn note(&mut self, s: impl Into<String>) {
+        self.log(Dir::Note, s);
+    }
+
+    /// Sends octets to the endpoint, logging them.
+    pub fn send(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.log(Dir::Sent, transcript_hex(b));
+        self.wire.send(b)
+    }
+
+    /// The msg_ids of the frames in `b`, as the endpoint will see them.
+    pub fn ids_in(&self, b: &[u8]) -> Vec<Bytes> {
+        let mut rest = Bytes::copy_from_slice(b);
+        let mut out = Vec::new();
+        while let Ok(Some((body, tail))) = swp_core::frame::take_frame(&rest, &self.reply_limits) {
+            if let Ok(e) = e1::decode(&body, &self.reply_limits) {
+                out.push(e.msg_id);
+            }
+            rest = tail;
+        }
+        out
+    }
+
+    fn classify(&self, env: Envelope) -> Obs {
+        if let Some(ef) = &self.spec.reject_signal.error_frame {
+            if env.profile_id == ef.profile_id && env.msg_type == ef.msg_type {
+                let code = serde_json::from_slice::<serde_json::Value>(&env.payload)
+                    .ok()
+                    .and_then(|v| {
+                        v.pointer(&ef.code_pointer)
+                            .and_then(|c| c.as_str())
+                            .map(str::to_owned)
+                    });
+                if let Some(code) = code {
+                    return Obs::Error {
+                        code,
+                        msg_id: env.msg_id.clone(),
+                        frame: Box::new(env),
+                    };
+                }
+            }
+        }
+        Obs::Reply(env)
+    }
+
+    fn decoded(&mut self, body: Bytes) -> Obs {
+        match e1::decode(&body, &self.reply_limits) {
+            Ok(env) => {
+                let o = self.classify(env);
+                let d = match &o {
+                    Obs::Error { code, msg_id, .. } => {
+                        format!("error frame {code} msg_id={}", hex::encode(msg_id))
+                    }
+                    Obs::Reply(e) => format!(
+                        "frame profile_id={} msg_type={} msg_id={} payload={}",
+                        e.profile_id,
+                        e.msg_type,
+                        hex::encode(&e.msg_id),
+                        transcript_hex(&e.payload)
+                    ),
+                    _ => String::new(),
+                };
+                self.note(d);
+                o
+            }
+            Err(e) => Obs::Garbage(format!("the SUT sent a frame that does not decode: {e}")),
+        }
+    }
+
+    /// The next observation before `deadline` (bounded by the vector's hard deadline), or
+    /// `None` on timeout. Once the connection has ended, every call observes that.
+    pub fn next(&mut self, deadline: Instant) -> Option<Obs> {
+        let deadline = deadline.min(self.hard_deadline);
+        loop {
+            if let Some(c) = &self.closed {
+                return Some(Obs::Closed(c.clone()));
+            }
+            match self.frames.next_body() {
+                Ok(Some(body)) => return Some(self.decoded(body)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.closed = Some("stopped reading".into());
+                    return Some(Obs::Garbage(format!(
+                        "the SUT's output is not valid framing: {e}"
+                    )));
+                }
+            }
+            match self.wire.recv(deadline) {
+                Recv::Data(d) => {
+                    self.log(Dir::Received, transcript_hex(&d));
+                    self.read_total += d.len() as u64;
+                    if self.read_total > self.spec.timing.max_read_bytes {
+                        self.closed = Some("cut off".into());
+                        return Some(Obs::Garbage(format!(
+                            "the SUT sent more than {} octets in one vector; cut off",
+                            self.spec.timing.max_read_bytes
+                        )));
+                    }
+                    self.frames.feed(&d);
+                }
+                Recv::Eof => {
+                    self.note("connection closed by the SUT");
+                    self.closed = Some("closed".into());
+                }
+                Recv::Broken(why) => {
+                    self.note(format!("connection broken: {why}"));
+                    self.closed = Some(format!("broken: {why}"));
+                }
+                Recv::Timeout => return None,
+            }
+        }
+    }
+
+    /// Reads `n` octets from the endpoint (`upstream == false`: from the harness's upstream
+    /// side) within `deadline`: what arrived, and why it stopped short.
+    pub fn read_exact_raw(
+        &mut self,
+        from_client_side: bool,
+        n: usize,
+        deadline: Instant,
+    ) -> (Vec<u8>, Option<String>) {
+        let w: &mut dyn Wire = if from_client_side {
+            self.wire.as_mut()
+        } else {
+            match self.upstream.as_mut() {
+                Some(u) => u.as_mut(),
+                None => return (Vec::new(), Some("no upstream connection".into())),
+            }
+        };
+        let mut got = Vec::new();
+        while got.len() < n {
+            let why = match w.recv(deadline) {
+                Recv::Data(d) => {
+                    got.extend_from_slice(&d);
+                    continue;
+                }
+                Recv::Eof => format!("the connection closed after {} of {n} octets", got.len()),
+                Recv::Broken(e) => format!(
+                    "the connection broke after {} of {n} octets: {e}",
+                    got.len()
+                ),
+                Recv::Timeout => format!("{} of {n} octets arrived before the deadline", got.len()),
+            };
+            return (got, Some(why));
+        }
+        (got, None)
+    }
+}

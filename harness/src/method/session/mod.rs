@@ -1,0 +1,280 @@
+//! The session method (`DESIGN.md` §3.2): the harness is the endpoint's peer on a real
+//! connection and judges only what it observes (reply frames, error frames, the connection
+//! closing, silence within a deadline). One fresh connection per vector; a stdio endpoint
+//! is one process per vector, a TCP/TLS endpoint is started once and restarted after a
+//! crash.
+//!
+//! Its rooms: [`endpoint`] (reaching the endpoint), [`conv`] (one vector's observations),
+//! [`actions`] (what a step does), [`confirm`] (telling an accept from silence), [`judge`]
+//! (one function per expectation kind), [`a2a`] (profile-specific reply decoding) and
+//! [`steps`] (the step loop).
+
+pub mod a2a;
+pub mod actions;
+pub mod confirm;
+pub mod conv;
+pub mod endpoint;
+pub mod judge;
+pub mod steps;
+
+use super::{Cancel, Fatal, Outcome, TestMethod};
+use crate::catalog::vector::{ClientCert, Method, Vector};
+use crate::connect::process::Exit;
+use crate::expr::Params;
+use crate::materialize::{self, ConcreteStep, MaterialiseError};
+use crate::model::Verdict;
+use crate::sut::{IdentityProbe, Sut, Transport};
+use confirm::Requests;
+use conv::{Conv, SystemClock};
+use endpoint::{Endpoint, SetupError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Why a session vector stopped: its verdict and the evidence at the deciding step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepFailure {
+    /// The verdict (`fail`, `timeout`, `harness-error`, ...).
+    pub verdict: Verdict,
+    /// Why, with the step's label.
+    pub why: String,
+    /// What the step expected.
+    pub expected: String,
+    /// What it observed.
+    pub observed: String,
+    /// The canonical code observed, if a reject was judged.
+    pub code: Option<String>,
+    /// The step failed only because a reject carried another code (see [`Outcome`]).
+    pub code_only: Option<Vec<String>>,
+}
+
+impl StepFailure {
+    /// A failure with nothing but its verdict, reason and evidence (boxed: failures are
+    /// rare and the `Ok` paths stay small).
+    pub fn new(
+        verdict: Verdict,
+        why: impl Into<String>,
+        expected: &str,
+        observed: impl Into<String>,
+    ) -> Box<Self> {
+        Box::new(StepFailure {
+            verdict,
+            why: why.into(),
+            expected: expected.to_owned(),
+            observed: observed.into(),
+            code: None,
+            code_only: None,
+        })
+    }
+}
+
+/// What a vector's steps draw on beyond the conversation: its parameters, the run's request
+/// numbering, and the identity surface the manifest declares.
+pub struct Inputs<'p> {
+    /// The SUT's parameters for this vector.
+    pub params: &'p Params,
+    /// Numbers the probes and identity probes.
+    pub requests: &'p mut Requests,
+    /// The identity the harness presents, when known.
+    pub identity: Option<&'p str>,
+    /// The manifest's identity probe.
+    pub identity_probe: Option<&'p IdentityProbe>,
+}
+
+/// A vector made concrete for the session method: its steps, against the wall clock.
+pub struct SessionWork {
+    steps: Vec<ConcreteStep>,
+    params: Params,
+    now_ms: u64,
+}
+
+/// The session method against one endpoint.
+pub struct SessionMethod<'a> {
+    sut: &'a Sut,
+    endpoint: Endpoint,
+    requests: Requests,
+}
+
+impl<'a> SessionMethod<'a> {
+    /// Prepares the method for an endpoint manifest; `work` holds logs, port files and the
+    /// PKI.
+    pub fn new(
+        sut: &'a Sut,
+        spec: crate::sut::SessionSpec,
+        work: &std::path::Path,
+    ) -> Result<Self, SetupError> {
+        let endpoint = Endpoint::new(spec, sut.manifest.start.clone(), sut.base_dir(), work)?;
+        Ok(SessionMethod {
+            sut,
+            endpoint,
+            requests: Requests::default(),
+        })
+    }
+}
+
+impl TestMethod for SessionMethod<'_> {
+    type Concrete = SessionWork;
+
+    fn describe(&self) -> String {
+        format!(
+            "{} {} ({} endpoint, session method)",
+            self.sut.manifest.name,
+            self.sut.manifest.version,
+            self.endpoint.transport()
+        )
+    }
+
+    fn admit(&self, v: &Vector) -> Result<Method, String> {
+        let spec = &self.endpoint.spec;
+        if !v.methods.contains(&Method::Session) {
+            return Err("codec method only; this run uses the session method".into());
+        }
+        let want = v.topology.unwrap_or_default();
+        if want != spec.topology {
+            return Err(format!(
+                "needs the {} topology; the sut is set up as {}",
+                want.as_str(),
+                spec.topology.as_str()
+            ));
+        }
+        let connect = v.connect.clone().unwrap_or_default();
+        if v.connect.is_some() && spec.transport != Transport::Tls {
+            return Err("needs a TLS endpoint (the vector sets connection options)".into());
+        }
+        let tls = spec.tls.as_ref();
+        if connect.tls12_only && !tls.is_some_and(|t| t.tls13_only) {
+            return Err("needs an endpoint that requires TLS 1.3 (tls.tls13_only)".into());
+        }
+        if matches!(
+            connect.client_cert,
+            Some(ClientCert::None | ClientCert::Expired | ClientCert::Untrusted)
+        ) && !tls.is_some_and(|t| t.client_auth)
+        {
+            return Err(
+                "needs an endpoint that requires client certificates (tls.client_auth)".into(),
+            );
+        }
+        let sends = |f: fn(&crate::catalog::vector::Send) -> bool| {
+            v.steps.iter().any(|s| s.send.as_ref().is_some_and(f))
+        };
+        if sends(|x| x.slow_request.is_some()) && spec.slow_request.is_none() {
+            return Err("needs a slow request in the manifest (session.slow_request)".into());
+        }
+        if sends(|x| x.identity_probe)
+            && (spec.identity_probe.is_none() || self.endpoint.identity().is_none())
+        {
+            return Err(
+                "needs an identity probe and a known client identity in the manifest".into(),
+            );
+        }
+        Ok(Method::Session)
+    }
+
+    fn materialise(&mut self, v: &Vector, _m: Method) -> Result<SessionWork, MaterialiseError> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            .unwrap_or(0);
+        let params = self.sut.params(now_ms);
+        let steps = materialize::materialise(v, &params)?;
+        Ok(SessionWork {
+            steps,
+            params,
+            now_ms,
+        })
+    }
+
+    fn expected_code(c: &SessionWork) -> Option<String> {
+        materialize::first_reject_code(&c.steps)
+    }
+
+    fn drive(&mut self, v: &Vector, c: SessionWork, _cancel: &Cancel) -> Result<Outcome, Fatal> {
+        let restart_note = match self.endpoint.ensure_server() {
+            Ok(n) => n,
+            Err(e) => {
+                return Ok(Outcome::stop(
+                    Verdict::Crash,
+                    format!("the endpoint could not be started: {e}"),
+                ))
+            }
+        };
+        let connect = v.connect.clone().unwrap_or_default();
+        let (wire, stdio_proc) = match self.endpoint.open(&connect) {
+            Ok(w) => w,
+            Err(e) => {
+                return Ok(Outcome::stop(
+                    Verdict::HarnessError,
+                    format!("cannot connect: {e}"),
+                ))
+            }
+        };
+        let upstream = match self.endpoint.accept_upstream() {
+            Ok(u) => u,
+            Err(e) => {
+                return Ok(Outcome::stop(
+                    Verdict::Fail,
+                    format!("the intermediary did not connect upstream: {e}"),
+                ))
+            }
+        };
+        let spec = self.endpoint.spec.clone();
+        let clock = SystemClock;
+        let mut conv = Conv::new(
+            wire,
+            &spec,
+            &clock,
+            self.sut.manifest.limits.max_frame_bytes,
+            matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
+        );
+        conv.upstream = upstream;
+        if let Some(n) = restart_note {
+            conv.note(n);
+        }
+        conv.note(format!("connected over {}", conv.wire.describe()));
+        let identity = self.endpoint.identity();
+        let mut inputs = Inputs {
+            params: &c.params,
+            requests: &mut self.requests,
+            identity: identity.as_deref(),
+            identity_probe: spec.identity_probe.as_ref(),
+        };
+        let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
+        let transcript = std::mem::take(&mut conv.transcript);
+        drop(conv);
+        // Did the endpoint die during the vector?
+        let crashed = match stdio_proc {
+            Some(mut p) => p
+                .wait_exit(Duration::from_millis(20))
+                .filter(|s| !s.success),
+            None => self.endpoint.server_exited(),
+        };
+        let mut o = match result {
+            Ok(s) => Outcome {
+                observed_error_code: s.code,
+                ..Outcome::pass(s.expected, s.observed)
+            },
+            Err(f) => Outcome {
+                expected: f.expected,
+                observed: f.observed,
+                observed_error_code: f.code,
+                code_only: f.code_only,
+                ..Outcome::stop(f.verdict, f.why)
+            },
+        }
+        .with_transcript(transcript);
+        if let Some(status) = crashed {
+            crash(&mut o, &status, spec.transport);
+        }
+        Ok(o)
+    }
+}
+
+/// A stdio endpoint exits when its input ends, so its exit after a passing vector is no
+/// crash; a failed vector or a long-running endpoint that died is one.
+fn crash(o: &mut Outcome, status: &Exit, transport: Transport) {
+    if o.verdict != Verdict::Pass || transport != Transport::Stdio {
+        o.verdict = Verdict::Crash;
+        o.detail = Some(format!(
+            "the endpoint {status} during the vector; {}",
+            o.detail.take().unwrap_or_default()
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! The step loop of a session vector: wait for each step's clock, confirm pending accepts,
+//! perform the action, then judge each expectation. The first failing step decides.
+
+use super::actions::perform;
+use super::confirm::{confirm, Pending};
+use super::conv::Conv;
+use super::judge::{self, Ctx};
+use super::{Inputs, StepFailure};
+use crate::evaluate::{describe_expected, fold_runs};
+use crate::materialize::{ConcreteStep, Expectation};
+use crate::model::Verdict;
+use std::time::Duration;
+
+/// What a passing vector showed: expected and observed, one entry per step, folded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Expected, per step.
+    pub expected: String,
+    /// Observed, per step.
+    pub observed: String,
+    /// The last canonical code observed.
+    pub code: Option<String>,
+}
+
+/// The label of a step in messages.
+fn label(n: usize, s: &ConcreteStep) -> String {
+    crate::method::codec::step_label(n, s)
+}
+
+/// Runs the steps; `now_origin` is the wall-clock ms the vector's clocks count from.
+pub fn run_steps(
+    conv: &mut Conv<'_>,
+    steps: &[ConcreteStep],
+    inputs: &mut Inputs<'_>,
+    now_origin: u64,
+) -> Result<Summary, Box<StepFailure>> {
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut last_code = None;
+    let mut summary_exp = Vec::new();
+    let mut summary_obs = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let label = label(steps.len(), s);
+        let exp_desc = describe_expected(&s.expect);
+        // Wait for the step's clock, confirming what is pending before the clock moves on.
+        let due = conv.start + Duration::from_millis(s.now_ms.saturating_sub(now_origin));
+        if due > conv.clock.now() {
+            if due > conv.hard_deadline {
+                return Err(StepFailure::new(
+                    Verdict::Timeout,
+                    format!("{label}the step is due after the vector's hard limit"),
+                    &exp_desc,
+                    "",
+                ));
+            }
+            confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
+            conv.clock.sleep_until(due);
+        }
+        let only_accepts = !s.expect.is_empty()
+            && s.expect
+                .iter()
+                .all(|e| matches!(e, Expectation::Accept { .. }));
+        if !only_accepts {
+            confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
+        }
+        let sent = perform(conv, &s.action, s.upstream, inputs, &label, &exp_desc)?;
+        if only_accepts {
+            pending.push(Pending {
+                label: label.clone(),
+                ids: sent.ids,
+            });
+            summary_exp.push(exp_desc);
+            summary_obs.push("accepted".to_owned());
+            if i + 1 == steps.len() {
+                confirm(conv, &mut pending, inputs.params, inputs.requests, true)?;
+            }
+            continue;
+        }
+        let c = Ctx {
+            label: &label,
+            expected: &exp_desc,
+        };
+        let mut obs_desc = Vec::new();
+        if s.expect.is_empty() {
+            obs_desc.push(judge::nothing(conv, &label)?);
+        }
+        for exp in &s.expect {
+            let seen = match exp {
+                Expectation::Accept { .. } => {
+                    pending.push(Pending {
+                        label: label.clone(),
+                        ids: sent.msg_id.iter().cloned().collect(),
+                    });
+                    Ok("accepted".to_owned())
+                }
+                Expectation::Reject { terminates, .. } => {
+                    match judge::reject(conv, exp, *terminates, inputs, &c) {
+                        Ok((o, code)) => {
+                            if code.is_some() {
+                                last_code = code;
+                            }
+                            Ok(o)
+                        }
+                        Err(mut f) => {
+                            if f.code.is_none() {
+                                f.code.clone_from(&last_code);
+                            }
+                            Err(f)
+                        }
+                    }
+                }
+                Expectation::Close => judge::close(conv, &label),
+                Expectation::Silence { ms } => judge::silence(conv, *ms, &c),
+                Expectation::Reply(p) => {
+                    judge::reply(conv, p, sent.msg_id.as_ref(), inputs.identity, &c)
+                }
+                Expectation::A2aTasks(tasks) => {
+                    let deadline = conv.step_deadline();
+                    let silence = Duration::from_millis(conv.spec.timing.silence_ms);
+                    super::a2a::tasks(conv, tasks, deadline, silence).map_err(|f| match f {
+                        super::a2a::TasksFailure::Deadline(why, o) => StepFailure::new(
+                            Verdict::Timeout,
+                            format!("{label}{why}"),
+                            &exp_desc,
+                            o,
+                        ),
+                        super::a2a::TasksFailure::Wrong(why, o) => c.fail(why, o),
+                    })
+                }
+                Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
+                Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),
+                Expectation::Nothing => continue,
+            };
+            obs_desc.push(seen?);
+        }
+        summary_exp.push(exp_desc);
+        summary_obs.push(obs_desc.join("; "));
+    }
+    confirm(conv, &mut pending, inputs.params, inputs.requests, true)?;
+    Ok(Summary {
+        expected: fold_runs(summary_exp),
+        observed: fold_runs(summary_obs),
+        code: last_code,
+    })
+}

@@ -515,20 +515,21 @@ def main(argv=None) -> int:
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(64)
-    bound = listener.getsockname()[1]
-    if a.port_file:
-        # Written whole, then renamed, so a reader never sees a partial number.
-        tmp = a.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{bound}\n")
-        os.replace(tmp, a.port_file)
-    log(f"listening on {host}:{bound}; limits {limits.__dict__}; rate limit {cfg.rate_limit}; freshness off")
-
     count = 0
     try:
+        # Everything from here on is inside the try, so a signal at any point (even before
+        # the port file exists) ends in a clean exit 0.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(64)
+        bound = listener.getsockname()[1]
+        if a.port_file:
+            # Written whole, then renamed, so a reader never sees a partial number.
+            tmp = a.port_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(f"{bound}\n")
+            os.replace(tmp, a.port_file)
+        log(f"listening on {host}:{bound}; limits {limits.__dict__}; rate limit {cfg.rate_limit}; freshness off")
         while True:
             sock, peer = listener.accept()
             count += 1

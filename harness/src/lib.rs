@@ -9,6 +9,7 @@ pub mod cli;
 pub mod connect;
 pub mod evaluate;
 pub mod expr;
+pub mod frames;
 pub mod legacy;
 pub mod materialize;
 pub mod method;

@@ -1,9 +1,9 @@
 //! Evaluation: observed events against concrete expectations, step by step. Pure: no I/O,
 //! no formatting beyond the one-line `expected`/`observed` strings the results carry.
 
+use crate::frames::ErrorCode;
 use crate::materialize::{Expectation, Fields};
 use crate::model::Verdict;
-use swp_core::ErrorCode;
 use swp_testee_proto::{EnvelopeView, Event};
 
 /// The judgement of one step.

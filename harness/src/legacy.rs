@@ -13,6 +13,7 @@ use crate::catalog::vector::Method;
 use crate::connect::driver::{Answer, CodecDriver};
 use crate::connect::testee::TesteeDriver;
 use crate::evaluate::{describe_expected, describe_observed, judge_codec_step};
+use crate::frames::ErrorCode;
 use crate::materialize::{hex_bytes, Expectation, Fields};
 use crate::method::codec::CODEC_NOW_MS;
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
@@ -26,7 +27,6 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use swp_core::ErrorCode;
 use swp_testee_proto::{Chunk, DecodeRequest, Event, Hex};
 
 /// Largest `.bin` fixture read: the harness holds one fixture in memory at a time.

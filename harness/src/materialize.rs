@@ -5,8 +5,8 @@ use crate::catalog::vector::{
     Data, Expect, ExtSpec, FieldsSpec, FrameSpec, Num, Part, RejectSpec, Send, Vector,
 };
 use crate::expr::{self, ExprError, Params};
+use crate::frames::{e1, uvarint, Envelope, ErrorCode, Extensions};
 use bytes::{BufMut, Bytes};
-use swp_core::{e1, uvarint, Envelope, ErrorCode, Extensions};
 
 /// Largest octet string one vector may materialise; protects the harness from a vector
 /// (or a SUT limit) that asks for gigabytes.
@@ -391,7 +391,7 @@ fn prefixed(body: Bytes) -> Result<Bytes, MaterialiseError> {
 
 fn code(s: &str) -> Result<ErrorCode, MaterialiseError> {
     s.parse()
-        .map_err(|e: swp_core::UnknownCodeName| MaterialiseError::Invalid(e.to_string()))
+        .map_err(|e: crate::frames::UnknownCodeName| MaterialiseError::Invalid(e.to_string()))
 }
 
 fn fields(ctx: &Ctx<'_>, f: &FieldsSpec) -> Result<Fields, MaterialiseError> {

@@ -396,7 +396,7 @@ pub struct Policy {
 }
 
 fn default_skew() -> u64 {
-    swp_core::limits::DEFAULT_MAX_CLOCK_SKEW_MS
+    crate::frames::limits::DEFAULT_MAX_CLOCK_SKEW_MS
 }
 
 fn default_unknown_profile() -> UnknownProfile {

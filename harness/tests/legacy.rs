@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
 use swp_conform::connect::inproc::InProcess;
+use swp_conform::frames::ErrorCode;
 use swp_conform::legacy::{self, Mapping, Outcome};
 use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
-use swp_core::ErrorCode;
 use swp_testee_proto::{DecodeReply, DecodeRequest, EnvelopeView, Event, Hex};
 
 /// The harness's fixed receiver clock (`CODEC_NOW_MS`), 2026-01-01T00:00:00Z.

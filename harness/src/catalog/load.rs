@@ -403,7 +403,7 @@ fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
 }
 
 fn check_code(sink: &mut Sink, path: &Path, text: &str, code: &str) {
-    if code.parse::<swp_core::ErrorCode>().is_err() {
+    if code.parse::<crate::frames::ErrorCode>().is_err() {
         sink.at(
             path,
             text,

@@ -2,8 +2,8 @@
 //! A2A (profile 2), the tasks an agent runs judged per task (order, finality, outcome).
 
 use super::conv::{Conv, Obs};
+use crate::frames::Envelope;
 use std::time::{Duration, Instant};
-use swp_core::Envelope;
 
 /// Checks a reply's P1 payload against the expected message and fields (and its canonical
 /// encoding, when asked); A2A replies also owe the required fields of their class (§4).

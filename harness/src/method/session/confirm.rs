@@ -7,11 +7,11 @@ use super::conv::{Conv, Obs};
 use super::StepFailure;
 use crate::catalog::vector::FrameSpec;
 use crate::expr::Params;
+use crate::frames::Envelope;
 use crate::materialize::{self, MaterialiseError};
 use crate::model::Verdict;
 use crate::sut::{ProbeSpec, RejectMode};
 use bytes::Bytes;
-use swp_core::Envelope;
 
 /// Frames one step sent and expects to be accepted, not yet confirmed.
 #[derive(Debug, Clone)]
@@ -50,11 +50,8 @@ pub fn answers_probe(e: &Envelope, id: &Bytes, probe: &ProbeSpec) -> bool {
 
 /// Whether a code is decided above the core (by the profile the frame was dispatched to).
 fn profile_level(code: &str) -> bool {
-    use swp_core::ErrorCode as C;
-    matches!(
-        code.parse::<C>(),
-        Ok(C::UnsupportedMsgType | C::InvalidMcpPayload | C::InvalidProfilePayload | C::NotFound)
-    )
+    code.parse::<crate::frames::ErrorCode>()
+        .is_ok_and(|c| c.is_profile_level())
 }
 
 /// Sends the probe and waits for its answer, skipping other frames: whether it was answered

@@ -3,13 +3,13 @@
 //! it reads back, against a clock the tests can replace.
 
 use crate::connect::wire::{Recv, Wire};
+use crate::frames::FrameDecoder;
+use crate::frames::{e1, Envelope, Limits};
 use crate::model::{Dir, TranscriptEntry};
 use crate::sut::SessionSpec;
 use crate::transcript::transcript_hex;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
-use swp_core::frame::FrameDecoder;
-use swp_core::{e1, Envelope, Limits};
 
 /// Where the session method reads the time and waits: the system clock on a real wire, a
 /// virtual one in tests, so judgement can be tested without waiting.
@@ -176,7 +176,7 @@ impl<'a> Conv<'a> {
     pub fn ids_in(&self, b: &[u8]) -> Vec<Bytes> {
         let mut rest = Bytes::copy_from_slice(b);
         let mut out = Vec::new();
-        while let Ok(Some((body, tail))) = swp_core::frame::take_frame(&rest, &self.reply_limits) {
+        while let Ok(Some((body, tail))) = crate::frames::take_frame(&rest, &self.reply_limits) {
             if let Ok(e) = e1::decode(&body, &self.reply_limits) {
                 out.push(e.msg_id);
             }

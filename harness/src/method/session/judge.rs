@@ -84,7 +84,7 @@ pub fn reject(
                 }
                 _ => None,
             };
-            let canonical = code.parse::<swp_core::ErrorCode>().is_ok();
+            let canonical = code.parse::<crate::frames::ErrorCode>().is_ok();
             Event::Reject {
                 code: canonical.then(|| code.clone()),
                 alias: (!canonical).then(|| code.clone()),

@@ -18,7 +18,7 @@ use crate::materialize::{hex_bytes, Expectation, Fields};
 use crate::method::codec::CODEC_NOW_MS;
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use crate::report::json::{Report, RunInfo, SutInfo};
-use crate::sut::{codec_config_of, Kind, Sut, SutError};
+use crate::sut::{codec_config_of, Sut, SutError, SutKind};
 use crate::transcript::transcript_hex;
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -156,9 +156,6 @@ pub enum LegacyError {
     /// The SUT manifest could not be loaded.
     #[error(transparent)]
     Sut(#[from] SutError),
-    /// A testee manifest has no start command.
-    #[error("testee manifest without `start`")]
-    NoStart,
     /// The connector could not be set up.
     #[error(transparent)]
     Driver(#[from] crate::connect::driver::DriverError),
@@ -1040,10 +1037,10 @@ pub fn run_dir(
     if let Some(o) = out {
         std::fs::create_dir_all(o).map_err(io_err(o))?;
     }
-    let mut driver: Box<dyn CodecDriver> = match sut.manifest.kind {
-        Kind::Builtin => crate::connect::driver::builtin()?,
-        Kind::Testee => {
-            let start = sut.manifest.start.clone().ok_or(LegacyError::NoStart)?;
+    let mut driver: Box<dyn CodecDriver> = match &sut.manifest.kind {
+        SutKind::Builtin => crate::connect::driver::builtin()?,
+        SutKind::Testee { start } => {
+            let start = start.clone();
             let base = sut.base_dir();
             let log = out
                 .as_ref()
@@ -1056,7 +1053,9 @@ pub fn run_dir(
                 log,
             ))
         }
-        Kind::Endpoint | Kind::McpServer | Kind::McpProxy => return Err(LegacyError::EndpointSut),
+        SutKind::Endpoint { .. } | SutKind::McpServer { .. } | SutKind::McpProxy { .. } => {
+            return Err(LegacyError::EndpointSut)
+        }
     };
     let results = run(&set, &sut, driver.as_mut());
     let report = Report::new(

@@ -5,8 +5,10 @@
 
 pub mod cancel;
 pub mod catalog;
+pub mod class;
 pub mod cli;
 pub mod connect;
+pub mod diag;
 pub mod evaluate;
 pub mod expr;
 pub mod frames;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use swp_conform::catalog::{self, Catalog};
+use swp_conform::class::Class;
 use swp_conform::cli::RunOptions;
 use swp_conform::method::{Cancel, Runner, Setup};
 use swp_conform::select::{select, Selection};
@@ -34,7 +35,7 @@ struct Select {
     namespaces: Vec<String>,
     /// Only the namespaces a class requires (C0..C5).
     #[arg(long)]
-    class: Option<String>,
+    class: Option<Class>,
     /// Only vectors naming this requirement (ID or alias).
     #[arg(long = "requirement")]
     requirements: Vec<String>,
@@ -81,7 +82,7 @@ enum Cmd {
     Claim {
         /// The class, C0..C5.
         #[arg(long)]
-        class: String,
+        class: Class,
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
@@ -161,7 +162,7 @@ fn selection(sel: &Select) -> Selection {
     Selection {
         filter: sel.filter.clone(),
         namespaces: sel.namespaces.clone(),
-        class: sel.class.clone(),
+        class: sel.class,
         requirements: sel.requirements.clone(),
     }
 }
@@ -247,7 +248,7 @@ fn run(
 }
 
 fn claim(
-    class: &str,
+    class: Class,
     sut_path: &Option<PathBuf>,
     vectors: &Option<PathBuf>,
     out: &Path,
@@ -299,7 +300,7 @@ fn main() -> ExitCode {
             vectors,
             out,
             timeout_ms,
-        } => claim(class, sut, vectors, out, *timeout_ms),
+        } => claim(*class, sut, vectors, out, *timeout_ms),
         Cmd::Diff { old, new } => swp_conform::cli::diff_cli(old, new),
         Cmd::Merge {
             reports,

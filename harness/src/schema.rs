@@ -25,7 +25,7 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         (
             "sut-manifest.schema.json",
-            pretty(schema_for!(crate::sut::Manifest)),
+            pretty(schema_for!(crate::sut::file::ManifestFile)),
         ),
         (
             "report.schema.json",

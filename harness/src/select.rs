@@ -4,35 +4,6 @@
 use crate::catalog::{Catalog, LoadedVector};
 use globset::{Glob, GlobSetBuilder};
 
-/// The namespaces a conformance class requires (conformance-classes.md).
-pub fn class_namespaces(class: &str) -> Option<&'static [&'static str]> {
-    Some(match class {
-        "C0" => &["core", "e1", "s1"],
-        "C1" => &["core", "e1", "s1", "mcp"],
-        "C2" => &["core", "e1", "s1", "a2a"],
-        "C3" => &["core", "e1", "s1", "rpc", "events", "obs"],
-        "C4" => &[
-            "core", "e1", "s1", "rpc", "events", "obs", "artifact", "state",
-        ],
-        "C5" => &[
-            "core",
-            "e1",
-            "s1",
-            "rpc",
-            "events",
-            "obs",
-            "artifact",
-            "state",
-            "agdisc",
-            "tooldisc",
-            "cred",
-            "policyhint",
-            "relay",
-        ],
-        _ => return None,
-    })
-}
-
 /// A selection.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
@@ -41,7 +12,7 @@ pub struct Selection {
     /// Namespaces; empty selects all.
     pub namespaces: Vec<String>,
     /// A class whose namespaces are selected.
-    pub class: Option<String>,
+    pub class: Option<crate::class::Class>,
     /// Requirement IDs or aliases; a vector is selected when it names one.
     pub requirements: Vec<String>,
 }
@@ -52,9 +23,6 @@ pub enum SelectError {
     /// Bad glob.
     #[error("filter {0:?}: {1}")]
     Glob(String, String),
-    /// Unknown class.
-    #[error("unknown class {0:?}: expected C0..C5")]
-    Class(String),
     /// Unknown requirement.
     #[error("unknown requirement {0:?}")]
     Requirement(String),
@@ -75,10 +43,7 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
     let globs = b
         .build()
         .map_err(|e| SelectError::Glob(String::new(), e.to_string()))?;
-    let class_ns = match &sel.class {
-        Some(c) => Some(class_namespaces(c).ok_or_else(|| SelectError::Class(c.clone()))?),
-        None => None,
-    };
+    let class_ns = sel.class.map(|c| c.namespaces());
     let mut reqs = Vec::new();
     for r in &sel.requirements {
         reqs.extend(

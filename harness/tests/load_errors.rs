@@ -24,7 +24,7 @@ fn vector(id: &str, body: &str) -> String {
 fn problems(dir: &Path) -> Vec<String> {
     match swp_conform::catalog::load::load(dir) {
         Ok(_) => Vec::new(),
-        Err(e) => e.0.iter().map(|p| p.to_string()).collect(),
+        Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::RunOptions;
 use crate::catalog::Catalog;
+use crate::class::Class;
 use crate::report::classes::{ClassStatus, ClassVerdict};
 use crate::report::json::Report;
 use crate::sut::Sut;
@@ -23,7 +24,7 @@ pub struct ClaimOutcome {
 
 /// The claim line: class, SUT, profiles, vector set and harness (`conformance-classes.md`
 /// asks for version references).
-pub fn claim_text(rep: &Report, sut: &Sut, class: &str) -> String {
+pub fn claim_text(rep: &Report, sut: &Sut, class: Class) -> String {
     let profiles = &sut.manifest.claims.profiles;
     format!(
         "SWP {class} — {} {} ({}); profiles [{}]; vector set sha256:{}; verified by {}",
@@ -49,7 +50,7 @@ pub fn bundle(
     rep: &Report,
     cat: &Catalog,
     sut: &Sut,
-    class: &str,
+    class: Class,
     claim: Option<&str>,
 ) -> Result<Vec<u8>, String> {
     let mut files: Vec<(String, Vec<u8>)> = crate::report::render_all(rep)
@@ -159,13 +160,13 @@ fn swp_core_version() -> &'static str {
 pub fn claim(
     cat: &Catalog,
     sut: &Sut,
-    class: &str,
+    class: Class,
     out: &Path,
     runner: &mut dyn crate::method::Runner,
     cancel: &crate::method::Cancel,
 ) -> Result<ClaimOutcome, String> {
     let sel = crate::select::Selection {
-        class: Some(class.to_owned()),
+        class: Some(class),
         ..Default::default()
     };
     let plan = crate::select::select(cat, &sel).map_err(|e| e.to_string())?;

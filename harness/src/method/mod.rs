@@ -307,7 +307,7 @@ pub fn open<'a>(
     sut: &'a Sut,
     setup: &Setup,
 ) -> Result<Box<dyn Runner + 'a>, Fatal> {
-    use crate::sut::Kind;
+    use crate::sut::SutKind;
     fn bound<'a, M: TestMethod + 'a>(
         method: M,
         catalog: &'a Catalog,
@@ -319,46 +319,38 @@ pub fn open<'a>(
             sut,
         })
     }
-    let m = &sut.manifest;
-    let missing = |what: &str| Fatal(format!("the manifest has no `{what}`"));
-    Ok(match m.kind {
-        Kind::Builtin | Kind::Testee => {
-            let mut driver: Box<dyn crate::connect::driver::CodecDriver> =
-                if m.kind == Kind::Builtin {
-                    crate::connect::driver::builtin().map_err(|e| Fatal(e.to_string()))?
-                } else {
-                    Box::new(crate::connect::testee::TesteeDriver::new(
-                        m.start.clone().ok_or_else(|| missing("start"))?,
-                        sut.base_dir(),
-                        setup.timeout,
-                        setup.work.join("sut-stderr.log"),
-                    ))
-                };
+    // Relative paths in `work` would be resolved against each SUT's own working directory.
+    let work = std::path::absolute(&setup.work)
+        .map_err(|e| Fatal(format!("{}: {e}", setup.work.display())))?;
+    Ok(match &sut.manifest.kind {
+        SutKind::Builtin | SutKind::Testee { .. } => {
+            let mut driver: Box<dyn crate::connect::driver::CodecDriver> = match &sut.manifest.kind
+            {
+                SutKind::Testee { start } => Box::new(crate::connect::testee::TesteeDriver::new(
+                    start.clone(),
+                    sut.base_dir(),
+                    setup.timeout,
+                    work.join("sut-stderr.log"),
+                )),
+                _ => crate::connect::driver::builtin().map_err(|e| Fatal(e.to_string()))?,
+            };
             driver.open().map_err(|e| Fatal(e.to_string()))?;
             bound(codec::CodecMethod::new(sut, driver), catalog, sut)
         }
-        Kind::Endpoint => {
-            let spec = m.session.clone().ok_or_else(|| missing("session"))?;
-            let method = session::SessionMethod::new(sut, spec, &setup.work)
+        SutKind::Endpoint { session, reach } => {
+            let method = session::SessionMethod::new(sut, (**session).clone(), reach.clone(), &work)
                 .map_err(|e| Fatal(e.to_string()))?;
             bound(method, catalog, sut)
         }
-        Kind::McpServer => {
-            let spec = m.mcp_native.clone().ok_or_else(|| missing("mcp_native"))?;
-            let start = m.start.clone().ok_or_else(|| missing("start"))?;
-            bound(
-                mcpnative::McpNativeMethod::new(sut, spec, start, &setup.work),
-                catalog,
-                sut,
-            )
-        }
-        Kind::McpProxy => {
-            let start = m.start.clone().ok_or_else(|| missing("start"))?;
-            bound(
-                mcpproxy::McpProxyMethod::new(sut, start, &setup.work),
-                catalog,
-                sut,
-            )
-        }
+        SutKind::McpServer { start, mcp_native } => bound(
+            mcpnative::McpNativeMethod::new(sut, mcp_native.clone(), start.clone(), &work),
+            catalog,
+            sut,
+        ),
+        SutKind::McpProxy { start } => bound(
+            mcpproxy::McpProxyMethod::new(sut, start.clone(), &work),
+            catalog,
+            sut,
+        ),
     })
 }

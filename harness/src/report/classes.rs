@@ -4,28 +4,12 @@
 //! unclaimable, and the report says so rather than claiming on an empty set.
 
 use crate::catalog::Catalog;
+use crate::class::Class;
 use crate::model::Verdict;
 use crate::report::json::Report;
-use crate::select::class_namespaces;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The classes, in order.
-pub const CLASSES: [&str; 6] = ["C0", "C1", "C2", "C3", "C4", "C5"];
-
-/// The class's name in `conformance-classes.md`.
-pub fn class_title(class: &str) -> &'static str {
-    match class {
-        "C0" => "Core Baseline",
-        "C1" => "MCP Bridge",
-        "C2" => "A2A Baseline",
-        "C3" => "SWP Runtime",
-        "C4" => "SWP Data Plane",
-        "C5" => "SWP Federation",
-        _ => "unknown class",
-    }
-}
 
 /// Where a class stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -73,7 +57,7 @@ pub struct NamespaceStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClassVerdict {
     /// `C0`..`C5`.
-    pub class: String,
+    pub class: Class,
     /// Its name.
     pub title: String,
     /// The verdict.
@@ -102,11 +86,11 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<ClassVerdict> {
     for s in &rep.not_applicable {
         *na.entry(s.namespace.as_str()).or_default() += 1;
     }
-    CLASSES
-        .iter()
+    Class::ALL
+        .into_iter()
         .map(|class| {
-            let namespaces: Vec<NamespaceStatus> = class_namespaces(class)
-                .unwrap_or_default()
+            let namespaces: Vec<NamespaceStatus> = class
+                .namespaces()
                 .iter()
                 .map(|ns| {
                     let (executed, passed) = ran.get(ns).copied().unwrap_or_default();
@@ -121,8 +105,8 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<ClassVerdict> {
                 .collect();
             let (status, reason) = judge(&namespaces, rep.run.interrupted);
             ClassVerdict {
-                class: (*class).to_owned(),
-                title: class_title(class).to_owned(),
+                class,
+                title: class.title().to_owned(),
                 status,
                 reason,
                 namespaces,

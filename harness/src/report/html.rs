@@ -190,11 +190,11 @@ fn classes(s: &mut String, rep: &Report) {
             s,
             "<span class=\"badge {}\" data-class=\"{}\" data-status=\"{}\" title=\"{}: {}\">{} {}</span>",
             c.status.as_str(),
-            esc(&c.class),
+            c.class.as_str(),
             c.status.as_str(),
             esc(&c.title),
             esc(&c.reason),
-            esc(&c.class),
+            c.class.as_str(),
             match c.status {
                 ClassStatus::Pass => "✓",
                 ClassStatus::Fail => "✗",
@@ -208,7 +208,7 @@ fn classes(s: &mut String, rep: &Report) {
         let _ = writeln!(
             s,
             "<tr><td>{} {}</td><td>{}</td><td>{}</td></tr>",
-            esc(&c.class),
+            c.class.as_str(),
             esc(&c.title),
             c.status.as_str(),
             esc(&c.reason)

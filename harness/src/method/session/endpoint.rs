@@ -7,7 +7,7 @@ use crate::catalog::vector::{ClientCert, ConnectSpec, Topology};
 use crate::connect::pki::{self, Pki, PkiError};
 use crate::connect::process::{self, ProcessError, Supervised};
 use crate::connect::wire::{StdioWire, TcpWire, TlsOptions, TlsWire, Wire};
-use crate::sut::{PkiSource, SessionSpec, Start, Transport};
+use crate::sut::{PkiSource, Reach, SessionSpec, Transport};
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SetupError {
 pub struct Endpoint {
     /// How it is reached and read.
     pub spec: SessionSpec,
-    start: Option<Start>,
+    reach: Reach,
     base: PathBuf,
     work: PathBuf,
     pki: Option<Pki>,
@@ -65,7 +65,7 @@ impl Endpoint {
     /// files and the PKI; `base` is the manifest's directory.
     pub fn new(
         spec: SessionSpec,
-        start: Option<Start>,
+        reach: Reach,
         base: PathBuf,
         work: &Path,
     ) -> Result<Self, SetupError> {
@@ -82,9 +82,12 @@ impl Endpoint {
             None
         };
         Ok(Endpoint {
-            addr: spec.address.clone(),
+            addr: match &reach {
+                Reach::Address(a) => Some(a.clone()),
+                Reach::Start(_) => None,
+            },
             spec,
-            start,
+            reach,
             base,
             work: work.to_owned(),
             pki,
@@ -117,17 +120,12 @@ impl Endpoint {
         self.work.join("sut-stderr.log")
     }
 
-    fn started(&self) -> Result<Start, SetupError> {
-        self.start
-            .clone()
-            .ok_or(SetupError::Missing("no `start` for the endpoint"))
-    }
-
     /// Starts the TCP/TLS endpoint if it is not running. Returns a note when it had died.
     pub fn ensure_server(&mut self) -> Result<Option<String>, SetupError> {
-        if self.spec.transport == Transport::Stdio || self.spec.address.is_some() {
-            return Ok(None);
-        }
+        let start = match (&self.reach, self.spec.transport) {
+            (Reach::Start(s), Transport::Tcp | Transport::Tls) => s.clone(),
+            _ => return Ok(None),
+        };
         let mut note = None;
         if let Some(s) = &mut self.server {
             match s.exited() {
@@ -136,7 +134,6 @@ impl Endpoint {
             }
         }
         self.server = None;
-        let start = self.started()?;
         let port_file = self.work.join("port");
         let _ = std::fs::remove_file(&port_file);
         let mut proc = process::spawn(&start, &self.base, &self.vars(), false, &self.log())?;
@@ -211,8 +208,10 @@ impl Endpoint {
         };
         match self.spec.transport {
             Transport::Stdio => {
-                let start = self.started()?;
-                let mut p = process::spawn(&start, &self.base, &self.vars(), true, &self.log())?;
+                let Reach::Start(start) = &self.reach else {
+                    return Err(SetupError::Missing("a stdio endpoint needs `start`"));
+                };
+                let mut p = process::spawn(start, &self.base, &self.vars(), true, &self.log())?;
                 let (i, o) = p
                     .take_pipes()
                     .ok_or(SetupError::Missing("stdio pipes unavailable"))?;

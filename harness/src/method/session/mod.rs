@@ -99,9 +99,10 @@ impl<'a> SessionMethod<'a> {
     pub fn new(
         sut: &'a Sut,
         spec: crate::sut::SessionSpec,
+        reach: crate::sut::Reach,
         work: &std::path::Path,
     ) -> Result<Self, SetupError> {
-        let endpoint = Endpoint::new(spec, sut.manifest.start.clone(), sut.base_dir(), work)?;
+        let endpoint = Endpoint::new(spec, reach, sut.base_dir(), work)?;
         Ok(SessionMethod {
             sut,
             endpoint,

@@ -1,12 +1,13 @@
-//! The SUT manifest (`docs/sut-manifest.md`): what a system under test claims (PICS) and
-//! its limits, policies and how to reach it (PIXIT), loaded and checked.
+//! The SUT manifest file format (`docs/sut-manifest.md`): the serde types a manifest YAML
+//! file deserializes into, from which `docs/schema/sut-manifest.schema.json` is generated.
+//! Whether they fit together is [`super::check`]'s job; the rest of the harness reads the
+//! typed [`super::Manifest`].
 
 use crate::catalog::vector::{Method, UnknownProfile};
-use crate::expr::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How the harness reaches the SUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -25,6 +26,19 @@ pub enum Kind {
     /// upstream server behind `${BRIDGE} stdio-bridge --connect ${UPSTREAM_ADDR}`; needs
     /// `start`.
     McpProxy,
+}
+
+impl Kind {
+    /// The name used in manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Builtin => "builtin",
+            Kind::Testee => "testee",
+            Kind::Endpoint => "endpoint",
+            Kind::McpServer => "mcp-server",
+            Kind::McpProxy => "mcp-proxy",
+        }
+    }
 }
 
 /// How the `mcp_native` method talks to a plain MCP server.
@@ -299,11 +313,12 @@ pub struct Start {
     pub cwd: Option<PathBuf>,
 }
 
-/// What the SUT claims.
+/// What the SUT claims, as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Claims {
-    /// Conformance class, e.g. `C0`.
+#[schemars(rename = "Claims")]
+pub struct ClaimsFile {
+    /// Conformance class, `C0`..`C5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
     /// Profile IDs implemented.
@@ -406,7 +421,8 @@ fn default_unknown_profile() -> UnknownProfile {
 /// A SUT manifest file.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Manifest {
+#[schemars(rename = "Manifest")]
+pub struct ManifestFile {
     /// Implementation name.
     pub name: String,
     /// Implementation version.
@@ -420,7 +436,7 @@ pub struct Manifest {
     pub methods: Vec<Method>,
     /// What it claims.
     #[serde(default)]
-    pub claims: Claims,
+    pub claims: ClaimsFile,
     /// The profile core vectors address when they need a known profile (default: 1 when
     /// claimed, else the lowest claimed profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -435,233 +451,4 @@ pub struct Manifest {
     /// Plain-MCP settings (kind `mcp-server`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_native: Option<McpNativeSpec>,
-}
-
-/// A loaded manifest and where it came from.
-#[derive(Debug, Clone)]
-pub struct Sut {
-    /// The manifest.
-    pub manifest: Manifest,
-    /// Its file, when loaded from one.
-    pub path: Option<PathBuf>,
-    /// Its raw text (for digests).
-    pub text: String,
-}
-
-/// The manifest of the built-in reference SUT (also `implementations/manifests/reference-inproc.yaml`).
-#[cfg(feature = "builtin-sut")]
-pub const BUILTIN_MANIFEST: &str =
-    include_str!("../../implementations/manifests/reference-inproc.yaml");
-
-/// What a runner built without the reference says when asked for it.
-pub const NO_BUILTIN: &str = "this swp-conform was built without the built-in reference SUT (cargo feature `builtin-sut`); pass --sut MANIFEST";
-
-/// Loading a manifest failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SutError {
-    /// The built-in SUT was asked for in a build without it.
-    #[error("{NO_BUILTIN}")]
-    NoBuiltin,
-    /// Unreadable.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// Not a valid manifest.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong (with line and column where the YAML parser gives them).
-        message: String,
-    },
-}
-
-impl Sut {
-    /// The built-in reference.
-    pub fn builtin() -> Result<Sut, SutError> {
-        #[cfg(feature = "builtin-sut")]
-        return Sut::parse(BUILTIN_MANIFEST, "<builtin reference-inproc.yaml>", None);
-        #[cfg(not(feature = "builtin-sut"))]
-        Err(SutError::NoBuiltin)
-    }
-
-    /// Loads a manifest file.
-    pub fn load(path: &Path) -> Result<Sut, SutError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SutError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Sut::parse(&text, &path.display().to_string(), Some(path.to_owned()))
-    }
-
-    fn parse(text: &str, name: &str, path: Option<PathBuf>) -> Result<Sut, SutError> {
-        let invalid = |message: String| SutError::Invalid {
-            path: name.to_owned(),
-            message,
-        };
-        let manifest: Manifest =
-            serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        if let Err(e) = manifest.limits.check() {
-            return Err(invalid(format!("limits are incoherent: {e}")));
-        }
-        if manifest.methods.is_empty() {
-            return Err(invalid("methods: at least one method is required".into()));
-        }
-        if manifest.kind == Kind::Testee && manifest.start.is_none() {
-            return Err(invalid(
-                "kind testee needs `start` (command and args of the testee process)".into(),
-            ));
-        }
-        if manifest.kind == Kind::McpProxy
-            && (manifest.start.is_none() || manifest.methods != [Method::McpProxy])
-        {
-            return Err(invalid(
-                "kind mcp-proxy needs `start` and supports exactly the mcp_proxy method".into(),
-            ));
-        }
-        if manifest.kind == Kind::McpServer {
-            let Some(spec) = &manifest.mcp_native else {
-                return Err(invalid(
-                    "kind mcp-server needs `mcp_native` (transport, protocol_version)".into(),
-                ));
-            };
-            if manifest.start.is_none() {
-                return Err(invalid("kind mcp-server needs `start`".into()));
-            }
-            let uses_port_file = manifest.start.as_ref().is_some_and(|st| {
-                st.args
-                    .iter()
-                    .chain([&st.command])
-                    .any(|a| a.contains("${PORT_FILE}"))
-            });
-            if spec.transport != McpTransport::Stdio && !uses_port_file {
-                return Err(invalid(
-                    "mcp_native over http or websocket needs `start` to take ${PORT_FILE} (where the server writes the port it bound)".into(),
-                ));
-            }
-            if manifest.methods.is_empty() || !manifest.methods.iter().all(|m| m.is_jsonrpc()) {
-                return Err(invalid(
-                    "kind mcp-server supports the mcp_native and mcp_gateway methods only".into(),
-                ));
-            }
-        } else if manifest.mcp_native.is_some() || manifest.methods.iter().any(|m| m.is_jsonrpc()) {
-            return Err(invalid(
-                "`mcp_native` and the mcp_native/mcp_gateway methods need kind mcp-server".into(),
-            ));
-        }
-        if manifest.kind == Kind::Endpoint {
-            let Some(sess) = &manifest.session else {
-                return Err(invalid(
-                    "kind endpoint needs `session` (transport, reject_signal)".into(),
-                ));
-            };
-            if sess.transport == Transport::Stdio && manifest.start.is_none() {
-                return Err(invalid("a stdio endpoint needs `start`".into()));
-            }
-            if sess.transport != Transport::Stdio
-                && sess.address.is_none()
-                && manifest.start.is_none()
-            {
-                return Err(invalid(
-                    "a tcp/tls endpoint needs `address` or `start`".into(),
-                ));
-            }
-            if sess.transport == Transport::Tls && sess.tls.is_none() {
-                return Err(invalid("transport tls needs `tls`".into()));
-            }
-            if matches!(
-                sess.reject_signal.mode,
-                RejectMode::ErrorFrame | RejectMode::Both
-            ) && sess.reject_signal.error_frame.is_none()
-            {
-                return Err(invalid(
-                    "reject_signal mode error-frame/both needs `error_frame`".into(),
-                ));
-            }
-            if sess.reject_signal.mode == RejectMode::Close && sess.probe.is_none() {
-                return Err(invalid(
-                    "reject_signal mode close needs a `probe`: without one an accept cannot be told from a slow reject".into(),
-                ));
-            }
-            if !manifest.methods.contains(&Method::Session) {
-                return Err(invalid("kind endpoint must list the session method".into()));
-            }
-        }
-        Ok(Sut {
-            manifest,
-            path,
-            text: text.to_owned(),
-        })
-    }
-
-    /// The manifest's directory: relative paths in it (`start.cwd`, TLS files) are resolved
-    /// against it; the current directory for the built-in manifest.
-    pub fn base_dir(&self) -> PathBuf {
-        self.path
-            .as_ref()
-            .and_then(|p| p.parent())
-            .map(Path::to_path_buf)
-            .unwrap_or_default()
-    }
-
-    /// The profile core vectors address.
-    pub fn core_profile_id(&self) -> Option<u64> {
-        let m = &self.manifest;
-        m.core_profile_id.or_else(|| {
-            if m.claims.profiles.contains(&1) {
-                Some(1)
-            } else {
-                m.claims.profiles.iter().copied().min()
-            }
-        })
-    }
-
-    /// Parameter values for vector expressions; `now_ms` is the receiver clock origin.
-    pub fn params(&self, now_ms: u64) -> Params {
-        let m = &self.manifest;
-        let mut p = Params::new();
-        p.insert("MAX_FRAME_BYTES", u64::from(m.limits.max_frame_bytes));
-        p.insert("MIN_MSG_ID_BYTES", m.limits.min_msg_id_bytes);
-        p.insert("MAX_MSG_ID_BYTES", m.limits.max_msg_id_bytes);
-        p.insert("MAX_EXT_BYTES", m.limits.max_ext_bytes);
-        p.insert("MAX_PAYLOAD_BYTES", m.limits.max_payload_bytes);
-        p.insert("MAX_CLOCK_SKEW_MS", m.policy.max_clock_skew_ms);
-        p.insert("NOW_MS", now_ms);
-        if let Some(r) = m.policy.rate_limit {
-            p.insert("RATE_LIMIT_FRAMES", u64::from(r.frames));
-            p.insert("RATE_LIMIT_WINDOW_MS", r.window_ms);
-        }
-        if let Some(id) = self.core_profile_id() {
-            p.insert("CORE_PROFILE_ID", id);
-        }
-        p
-    }
-}
-
-/// The testee-protocol receiver configuration a manifest describes.
-pub fn codec_config_of(m: &Manifest) -> swp_testee_proto::CodecConfig {
-    use swp_testee_proto::{CodecConfig, LimitsSpec, PolicySpec, RateLimitSpec};
-    CodecConfig {
-        limits: LimitsSpec {
-            max_frame_bytes: m.limits.max_frame_bytes,
-            min_msg_id_bytes: m.limits.min_msg_id_bytes,
-            max_msg_id_bytes: m.limits.max_msg_id_bytes,
-            max_ext_bytes: m.limits.max_ext_bytes,
-            max_payload_bytes: m.limits.max_payload_bytes,
-        },
-        policy: PolicySpec {
-            timestamp_freshness: m.policy.timestamp_freshness,
-            max_clock_skew_ms: m.policy.max_clock_skew_ms,
-            rate_limit: m.policy.rate_limit.map(|r| RateLimitSpec {
-                frames: r.frames,
-                window_ms: r.window_ms,
-            }),
-        },
-        known_profiles: m.claims.profiles.clone(),
-        validate_profiles: Vec::new(),
-    }
 }

@@ -1,0 +1,178 @@
+//! Manifests a vendor writes from the docs: every problem is named with its line and what
+//! was expected, a manifest given by its bare file name works, and a testee that gets the
+//! protocol wrong stops the run with a message saying what it did.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use swp_conform::sut::{Sut, SutError};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("manifests-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const LIMITS: &str = "limits: {MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}\n";
+
+fn problems(text: &str) -> Vec<String> {
+    match Sut::parse(text, Path::new("m.yaml"), None) {
+        Ok(_) => Vec::new(),
+        Err(SutError::Invalid(e)) => e.problems.iter().map(|p| p.to_string()).collect(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn every_problem_is_listed_with_its_line() {
+    let text = format!(
+        "name: acme\nversion: '1'\nkind: testee\nmethods: [codec, session]\nclaims: {{class: C9}}\n{LIMITS}policy:\n  timestamp_freshness: false\n  rate_limit: {{frames: 0, window_ms: 1000}}\n"
+    );
+    let p = problems(&text);
+    let want = [
+        ("m.yaml:4:", "method session does not fit kind testee"),
+        ("m.yaml:5:", "unknown class \"C9\": expected C0..C5"),
+        (
+            "m.yaml:9:",
+            "rate_limit {frames: 0, window_ms: 1000} admits no frame",
+        ),
+        ("m.yaml:3:", "kind testee needs `start`"),
+    ];
+    assert_eq!(p.len(), want.len(), "{p:#?}");
+    for (at, what) in want {
+        assert!(
+            p.iter().any(|x| x.starts_with(at) && x.contains(what)),
+            "no problem {at} {what:?} in {p:#?}"
+        );
+    }
+}
+
+#[test]
+fn sections_of_another_kind_and_missing_endpoint_parts_are_named() {
+    let text = format!(
+        "name: acme\nversion: '1'\nkind: endpoint\nmethods: [session]\n{LIMITS}policy: {{timestamp_freshness: false}}\nsession:\n  transport: tls\n  reject_signal: {{mode: close}}\nmcp_native: {{transport: stdio, protocol_version: '2025-06-18'}}\n"
+    );
+    let p = problems(&text);
+    for what in [
+        "`mcp_native` belongs to kind mcp-server",
+        "transport tls needs `tls`",
+        "a tcp/tls endpoint needs `address` or `start`",
+        "reject_signal mode close needs a `probe`",
+    ] {
+        assert!(p.iter().any(|x| x.contains(what)), "{what:?} not in {p:#?}");
+    }
+}
+
+#[test]
+fn every_committed_manifest_loads() {
+    let dir = common::root().join("implementations/manifests");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "yaml") {
+            Sut::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+fn swp_conform() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_swp-conform"));
+    c.env_remove("RUST_LOG");
+    c
+}
+
+#[test]
+fn a_manifest_named_without_a_directory_starts_its_testee() {
+    let d = scratch("bare");
+    let text = format!(
+        "name: acme\nversion: '1'\nkind: testee\nstart: {{command: '${{SWP_REF}}', args: [testee]}}\nmethods: [codec]\nclaims: {{profiles: [1]}}\n{LIMITS}policy: {{timestamp_freshness: false}}\n"
+    );
+    std::fs::write(d.join("my-swp.yaml"), text).unwrap();
+    let out = swp_conform()
+        .current_dir(&d)
+        .args([
+            "run",
+            "--sut",
+            "my-swp.yaml",
+            "--filter",
+            "core_0002*",
+            "--vectors",
+        ])
+        .arg(common::root().join("vectors"))
+        .args(["--out", "out", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed, 0 failed"), "{text}");
+}
+
+/// Runs one vector against `badtestee MODE`; the run must stop (exit 2) naming the mistake.
+fn refused(mode: &str) -> String {
+    let d = scratch(mode);
+    let text = format!(
+        "name: acme\nversion: '1'\nkind: testee\nstart: {{command: '{}', args: [{mode}]}}\nmethods: [codec]\nclaims: {{profiles: [1]}}\n{LIMITS}policy: {{timestamp_freshness: false}}\n",
+        common::example("badtestee").display()
+    );
+    let m = d.join("m.yaml");
+    std::fs::write(&m, text).unwrap();
+    let out = swp_conform()
+        .args([
+            "run",
+            "--filter",
+            "core_0002*",
+            "--timeout-ms",
+            "3000",
+            "--sut",
+        ])
+        .arg(&m)
+        .arg("--out")
+        .arg(d.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        !d.join("out/report.json").exists(),
+        "a SUT that cannot be driven gets no report of failed vectors"
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_testee_logging_on_stdout_is_told_so() {
+    let e = refused("log-on-stdout");
+    assert!(e.contains("the testee wrote `acme…` on stdout"), "{e}");
+    assert!(e.contains("testees log to stderr"), "{e}");
+}
+
+#[test]
+fn a_testee_writing_newline_delimited_json_gets_a_hint() {
+    let e = refused("ndjson");
+    assert!(
+        e.contains("JSON without the 4-octet big-endian length prefix"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_refused_hello_stops_the_run_with_the_testee_message() {
+    let e = refused("refuse-hello");
+    assert!(
+        e.contains("acme speaks testee protocol 2; upgrade the harness"),
+        "{e}"
+    );
+}
+
+#[test]
+fn another_protocol_version_stops_the_run() {
+    let e = refused("protocol-2");
+    assert!(
+        e.contains("speaks testee protocol 2; this harness speaks 1"),
+        "{e}"
+    );
+}

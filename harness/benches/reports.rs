@@ -12,7 +12,7 @@ use swp_conform::catalog::{self, LoadedVector};
 use swp_conform::connect::inproc::InProcess;
 use swp_conform::method::codec::CodecMethod;
 use swp_conform::model::{VectorResult, Verdict};
-use swp_conform::report::json::{Digests, Report, RunInfo, SutInfo};
+use swp_conform::report::model::{Digests, Report, RunInfo, SutInfo};
 use swp_conform::sut::Sut;
 
 const N: usize = 1000;
@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
     let rs = results(&cat);
     let rep = build(&cat, rs.clone());
     let sizes: Vec<(&str, usize)> = swp_conform::report::render_all(&rep)
+        .unwrap_or_else(|e| panic!("{e}"))
         .iter()
         .map(|(n, t)| (*n, t.len()))
         .collect();
@@ -81,13 +82,13 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("json", |b| b.iter(|| rep.to_json()));
     g.bench_function("junit", |b| {
-        b.iter(|| swp_conform::report::junit::render(&rep))
+        b.iter(|| swp_conform::report::render::junit::render(&rep))
     });
     g.bench_function("markdown", |b| {
-        b.iter(|| swp_conform::report::markdown::render(&rep))
+        b.iter(|| swp_conform::report::render::markdown::render(&rep))
     });
     g.bench_function("html", |b| {
-        b.iter(|| swp_conform::report::html::render(&rep))
+        b.iter(|| swp_conform::report::render::html::render(&rep))
     });
     g.bench_function("model_build_and_trace", |b| {
         b.iter(|| build(&cat, rs.clone()))

@@ -41,6 +41,32 @@ pub struct LoadError {
     pub problems: Vec<Problem>,
 }
 
+/// Reading one of the user's files failed: it is unreadable, or every problem in it.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// Unreadable.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Read, but wrong: every problem, with its position.
+    #[error(transparent)]
+    Invalid(#[from] LoadError),
+}
+
+impl FileError {
+    /// The error of reading `path`.
+    pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
+        move |source| FileError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
 /// Finds `needle` in `text` and returns its 1-based line and column, so semantic errors
 /// point at the offending token even though serde has already discarded positions.
 pub fn locate(text: &str, needle: &str) -> (Option<u64>, Option<u64>) {

@@ -17,7 +17,7 @@ use crate::frames::ErrorCode;
 use crate::materialize::{hex_bytes, Expectation, Fields};
 use crate::method::codec::CODEC_NOW_MS;
 use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
-use crate::report::json::{Report, RunInfo, SutInfo};
+use crate::report::model::{Report, RunInfo, SutInfo};
 use crate::sut::{codec_config_of, Sut, SutError, SutKind};
 use crate::transcript::transcript_hex;
 use bytes::Bytes;
@@ -159,6 +159,9 @@ pub enum LegacyError {
     /// The connector could not be set up.
     #[error(transparent)]
     Driver(#[from] crate::connect::driver::DriverError),
+    /// The report could not be rendered.
+    #[error(transparent)]
+    Render(#[from] crate::report::render::RenderError),
     /// Legacy vectors are codec fixtures; an endpoint SUT cannot run them.
     #[error("legacy vector sets run by the codec method; this manifest describes an endpoint or MCP server (no codec method)")]
     EndpointSut,
@@ -1062,8 +1065,8 @@ pub fn run_dir(
         RunInfo {
             pattern: format!("legacy:{}", dir.display()),
             no_fallback: true,
-            timestamp_utc: crate::report::json::rfc3339(ts),
-            runner_git_sha: crate::report::json::runner_git_sha(),
+            timestamp_utc: crate::report::model::rfc3339(ts),
+            runner_git_sha: crate::report::model::runner_git_sha(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: false,
@@ -1077,12 +1080,12 @@ pub fn run_dir(
         results,
         false,
     );
-    let mut text = crate::report::console::summary(&report, false, false);
+    let mut text = crate::report::render::console::summary(&report, false, false);
     text.push_str(&mapping_summary(&set));
     if let Some(o) = out {
         // Every format, like a catalog run (no requirement or class trace: a legacy set
         // has no registry).
-        for (name, body) in crate::report::render_all(&report) {
+        for (name, body) in crate::report::render_all(&report)? {
             let p = o.join(name);
             std::fs::write(&p, body).map_err(io_err(&p))?;
         }
@@ -1098,8 +1101,8 @@ pub fn run_cli(
     sut_path: &Option<PathBuf>,
     out: &Option<PathBuf>,
     timeout_ms: u64,
-) -> Result<bool, String> {
-    let run = run_dir(dir, sut_path, out, timeout_ms).map_err(|e| e.to_string())?;
+) -> Result<bool, LegacyError> {
+    let run = run_dir(dir, sut_path, out, timeout_ms)?;
     print!("{}", run.text);
     Ok(!run.report.run_failed)
 }

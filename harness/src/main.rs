@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use swp_conform::catalog::{self, Catalog};
 use swp_conform::class::Class;
-use swp_conform::cli::RunOptions;
+use swp_conform::cli::{io_error, CliError, RunOptions};
 use swp_conform::method::{Cancel, Runner, Setup};
 use swp_conform::select::{select, Selection};
 use swp_conform::sut::Sut;
@@ -153,9 +153,8 @@ fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
     }
 }
 
-fn load(sel: &Select) -> Result<Catalog, String> {
-    let dir = catalog_dir(&sel.vectors);
-    catalog::load::load(&dir).map_err(|e| e.to_string())
+fn load(sel: &Select) -> Result<Catalog, CliError> {
+    Ok(catalog::load::load(&catalog_dir(&sel.vectors))?)
 }
 
 fn selection(sel: &Select) -> Selection {
@@ -174,20 +173,20 @@ fn open<'a>(
     work: &Path,
     timeout_ms: u64,
     cancel: &Cancel,
-) -> Result<Box<dyn Runner + 'a>, String> {
+) -> Result<Box<dyn Runner + 'a>, CliError> {
     swp_conform::connect::process::install_interrupt_handler(cancel);
     let setup = Setup {
         work: work.to_path_buf(),
         timeout: Duration::from_millis(timeout_ms),
     };
-    swp_conform::method::open(cat, sut, &setup).map_err(|e| e.to_string())
+    Ok(swp_conform::method::open(cat, sut, &setup)?)
 }
 
-fn load_sut(sut_path: &Option<PathBuf>) -> Result<Sut, String> {
-    match sut_path {
-        Some(p) => Sut::load(p).map_err(|e| e.to_string()),
-        None => Sut::builtin().map_err(|e| e.to_string()),
-    }
+fn load_sut(sut_path: &Option<PathBuf>) -> Result<Sut, CliError> {
+    Ok(match sut_path {
+        Some(p) => Sut::load(p)?,
+        None => Sut::builtin()?,
+    })
 }
 
 fn pattern(sel: &Select) -> String {
@@ -204,45 +203,53 @@ fn pattern(sel: &Select) -> String {
     }
 }
 
-fn run(
-    sel: &Select,
-    sut_path: &Option<PathBuf>,
-    out: &Option<PathBuf>,
+/// What `run` was asked for besides the selection.
+struct RunArgs<'a> {
+    sut: &'a Option<PathBuf>,
+    out: &'a Path,
     strict: bool,
     timeout_ms: u64,
     transcripts: bool,
-    change: &Change,
-) -> Result<bool, String> {
+    change: &'a Change,
+}
+
+fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
     let dir = catalog_dir(&sel.vectors);
     if swp_conform::legacy::is_legacy_dir(&dir) {
-        if change.baseline.is_some() || change.shard.is_some() {
-            return Err("--baseline and --shard apply to YAML catalogs, not legacy sets".into());
+        if a.change.baseline.is_some() || a.change.shard.is_some() {
+            return Err(CliError::Usage(
+                "--baseline and --shard apply to YAML catalogs, not legacy sets".into(),
+            ));
         }
-        return swp_conform::legacy::run_cli(&dir, sut_path, out, timeout_ms);
+        let out = Some(a.out.to_path_buf());
+        return Ok(swp_conform::legacy::run_cli(
+            &dir,
+            a.sut,
+            &out,
+            a.timeout_ms,
+        )?);
     }
     let cat = load(sel)?;
-    let sut = load_sut(sut_path)?;
-    let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
-    let work = out
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("swp-conform"));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let sut = load_sut(a.sut)?;
+    let plan = select(&cat, &selection(sel))?;
+    std::fs::create_dir_all(a.out).map_err(io_error(a.out))?;
     let opts = RunOptions {
         pattern: pattern(sel),
-        strict,
-        transcripts,
-        baseline: change.baseline.clone(),
-        update_baseline: change.update_baseline,
-        shard: change
+        strict: a.strict,
+        transcripts: a.transcripts,
+        baseline: a.change.baseline.clone(),
+        update_baseline: a.change.update_baseline,
+        shard: a
+            .change
             .shard
             .as_deref()
             .map(swp_conform::cli::parse_shard)
             .transpose()?,
-        out: out.clone(),
-        quiet: change.quiet,
+        out: Some(a.out.to_path_buf()),
+        quiet: a.change.quiet,
     };
     let cancel = Cancel::new();
-    let mut runner = open(&cat, &sut, &work, timeout_ms, &cancel)?;
+    let mut runner = open(&cat, &sut, a.out, a.timeout_ms, &cancel)?;
     let report = swp_conform::cli::run_report(&cat, &sut, &plan, &opts, runner.as_mut(), &cancel)?;
     swp_conform::cli::finish(&report, &opts)
 }
@@ -253,10 +260,10 @@ fn claim(
     vectors: &Option<PathBuf>,
     out: &Path,
     timeout_ms: u64,
-) -> Result<bool, String> {
-    let cat = catalog::load::load(&catalog_dir(vectors)).map_err(|e| e.to_string())?;
+) -> Result<bool, CliError> {
+    let cat = catalog::load::load(&catalog_dir(vectors))?;
     let sut = load_sut(sut_path)?;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(io_error(out))?;
     let cancel = Cancel::new();
     let mut runner = open(&cat, &sut, out, timeout_ms, &cancel)?;
     let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, runner.as_mut(), &cancel)?;
@@ -274,9 +281,33 @@ fn claim(
     Ok(o.claim.is_some())
 }
 
+fn list(sel: &Select) -> Result<bool, CliError> {
+    let cat = load(sel)?;
+    let plan = select(&cat, &selection(sel))?;
+    for lv in &plan {
+        println!(
+            "{:<52} {:<24} {}",
+            lv.vector.id,
+            lv.vector.requirements.join(","),
+            lv.vector.title
+        );
+    }
+    println!("{} vectors", plan.len());
+    Ok(true)
+}
+
+fn schema(dir: &Path) -> Result<bool, CliError> {
+    std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+    for (name, text) in swp_conform::schema::all() {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(io_error(&p))?;
+    }
+    Ok(true)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let r: Result<bool, String> = match &cli.cmd {
+    let r: Result<bool, CliError> = match &cli.cmd {
         Cmd::Run {
             sel,
             sut,
@@ -287,12 +318,14 @@ fn main() -> ExitCode {
             change,
         } => run(
             sel,
-            sut,
-            &Some(out.clone()),
-            *strict,
-            *timeout_ms,
-            *transcripts,
-            change,
+            RunArgs {
+                sut,
+                out,
+                strict: *strict,
+                timeout_ms: *timeout_ms,
+                transcripts: *transcripts,
+                change,
+            },
         ),
         Cmd::Claim {
             class,
@@ -307,32 +340,14 @@ fn main() -> ExitCode {
             vectors,
             out,
         } => catalog::load::load(&catalog_dir(vectors))
-            .map_err(|e| e.to_string())
+            .map_err(CliError::from)
             .and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
-        Cmd::List { sel } => load(sel).and_then(|cat| {
-            let plan = select(&cat, &selection(sel)).map_err(|e| e.to_string())?;
-            for lv in &plan {
-                println!(
-                    "{:<52} {:<24} {}",
-                    lv.vector.id,
-                    lv.vector.requirements.join(","),
-                    lv.vector.title
-                );
-            }
-            println!("{} vectors", plan.len());
-            Ok(true)
-        }),
+        Cmd::List { sel } => list(sel),
         Cmd::Trace { sel, uncovered } => load(sel).map(|cat| {
             print!("{}", swp_conform::trace::render(&cat, *uncovered));
             true
         }),
-        Cmd::Schema { dir } => (|| {
-            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-            for (name, text) in swp_conform::schema::all() {
-                std::fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
-            }
-            Ok(true)
-        })(),
+        Cmd::Schema { dir } => schema(dir),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

@@ -195,9 +195,9 @@ impl Ctx<'_> {
                 Some(n) => Bytes::from(vec![f.byte; self.size(n, "fill")?]),
                 None => return Ok(None),
             },
-            Data::P1(spec) => {
-                Bytes::from(crate::p1::encode(spec).map_err(MaterialiseError::Invalid)?)
-            }
+            Data::P1(spec) => Bytes::from(
+                crate::p1::encode(spec).map_err(|e| MaterialiseError::Invalid(e.to_string()))?,
+            ),
         }))
     }
 }

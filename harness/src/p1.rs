@@ -11,40 +11,57 @@ use bytes::Bytes;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, Value};
 use serde_json::{Map, Value as Json};
 
+/// A P1 payload spec or payload that does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum P1Error {
+    /// The vector's spec is malformed (a harness-side problem: the vector is broken).
+    #[error("{0}")]
+    Spec(String),
+    /// The payload does not carry what the spec says (a verdict about the SUT).
+    #[error("{0}")]
+    Payload(String),
+}
+
+fn spec_err(s: impl Into<String>) -> P1Error {
+    P1Error::Spec(s.into())
+}
+
 /// A P1 payload spec: `{MESSAGE: {field: value, ...}}`, optionally with `unknown_fields:
 /// HEX` appended raw after the encoding (a forward-compatibility probe).
 pub type P1Spec = Map<String, Json>;
 
 /// The message name and fields of a spec.
-pub fn parts(spec: &P1Spec) -> Result<(&str, &Json, Option<&str>), String> {
+pub fn parts(spec: &P1Spec) -> Result<(&str, &Json, Option<&str>), P1Error> {
     let mut named = spec.iter().filter(|(k, _)| k.as_str() != "unknown_fields");
     let (Some((name, fields)), None) = (named.next(), named.next()) else {
-        return Err("a p1 payload names exactly one message: `{a2a.Task: {...}}`".into());
+        return Err(spec_err(
+            "a p1 payload names exactly one message: `{a2a.Task: {...}}`",
+        ));
     };
     let extra = match spec.get("unknown_fields") {
         None => None,
         Some(Json::String(h)) => Some(h.as_str()),
-        Some(_) => return Err("`unknown_fields` takes hex digits".into()),
+        Some(_) => return Err(spec_err("`unknown_fields` takes hex digits")),
     };
     Ok((name, fields, extra))
 }
 
-fn hex(h: &str) -> Result<Vec<u8>, String> {
+fn hex(h: &str) -> Result<Vec<u8>, P1Error> {
     let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
-    ::hex::decode(&clean).map_err(|e| format!("hex {h:?}: {e}"))
+    ::hex::decode(&clean).map_err(|e| spec_err(format!("hex {h:?}: {e}")))
 }
 
 /// The octets of a P1 bytes value as vectors write it: `hex:...`, or a string's UTF-8.
-pub fn bytes_value(s: &str) -> Result<Vec<u8>, String> {
+pub fn bytes_value(s: &str) -> Result<Vec<u8>, P1Error> {
     match s.strip_prefix("hex:") {
         Some(h) => hex(h),
         None => Ok(s.as_bytes().to_vec()),
     }
 }
 
-fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, String> {
+fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, P1Error> {
     let name = field.name();
-    let bad = || format!("field {name}: {v} is not a valid {kind:?}");
+    let bad = || spec_err(format!("field {name}: {v} is not a valid {kind:?}"));
     Ok(match kind {
         Kind::Bytes => match v {
             Json::String(s) => Value::Bytes(Bytes::from(bytes_value(s)?)),
@@ -69,7 +86,7 @@ fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, Strin
         Kind::Enum(e) => match v {
             Json::String(s) => Value::EnumNumber(
                 e.get_value_by_name(s)
-                    .ok_or_else(|| format!("field {name}: no enum value {s}"))?
+                    .ok_or_else(|| spec_err(format!("field {name}: no enum value {s}")))?
                     .number(),
             ),
             _ => Value::EnumNumber(
@@ -82,12 +99,12 @@ fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, Strin
     })
 }
 
-fn value(field: &FieldDescriptor, v: &Json) -> Result<Value, String> {
+fn value(field: &FieldDescriptor, v: &Json) -> Result<Value, P1Error> {
     let kind = field.kind();
     if field.is_list() {
         let items = v
             .as_array()
-            .ok_or_else(|| format!("field {} is repeated: give a list", field.name()))?;
+            .ok_or_else(|| spec_err(format!("field {} is repeated: give a list", field.name())))?;
         return Ok(Value::List(
             items
                 .iter()
@@ -96,41 +113,46 @@ fn value(field: &FieldDescriptor, v: &Json) -> Result<Value, String> {
         ));
     }
     if field.is_map() {
-        return Err(format!(
+        return Err(spec_err(format!(
             "field {}: map fields are not supported in vectors",
             field.name()
-        ));
+        )));
     }
     scalar(field, &kind, v)
 }
 
-fn message(desc: &MessageDescriptor, fields: &Json) -> Result<DynamicMessage, String> {
+fn message(desc: &MessageDescriptor, fields: &Json) -> Result<DynamicMessage, P1Error> {
     let obj = match fields {
         Json::Object(o) => o,
         Json::Null => &Map::new(),
-        _ => return Err(format!("{}: give its fields as a map", desc.full_name())),
+        _ => {
+            return Err(spec_err(format!(
+                "{}: give its fields as a map",
+                desc.full_name()
+            )))
+        }
     };
     let mut m = DynamicMessage::new(desc.clone());
     for (k, v) in obj {
         let f = desc.get_field_by_name(k).ok_or_else(|| {
             let names: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
-            format!(
+            spec_err(format!(
                 "{} has no field {k:?} (fields: {})",
                 desc.full_name(),
                 names.join(", ")
-            )
+            ))
         })?;
         let val = value(&f, v)?;
         m.try_set_field(&f, val)
-            .map_err(|e| format!("field {k}: {e}"))?;
+            .map_err(|e| spec_err(format!("field {k}: {e}")))?;
     }
     Ok(m)
 }
 
 /// Encodes a spec into payload octets (deterministic: fields in number order).
-pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, String> {
+pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
     let (name, fields, extra) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
     let mut out = prost::Message::encode_to_vec(&message(&desc, fields)?);
     if let Some(h) = extra {
         out.extend_from_slice(&hex(h)?);
@@ -139,22 +161,26 @@ pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, String> {
 }
 
 /// Whether `payload` decodes as the spec's message and carries every listed field value.
-pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
+pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, fields, _) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
-    let got = DynamicMessage::decode(desc.clone(), payload)
-        .map_err(|e| format!("the payload does not decode as {}: {e}", desc.full_name()))?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
+        P1Error::Payload(format!(
+            "the payload does not decode as {}: {e}",
+            desc.full_name()
+        ))
+    })?;
     let want = message(&desc, fields)?;
     for (f, v) in want.fields() {
         let seen = got.get_field(&f);
         if seen.as_ref() != v {
-            return Err(format!(
+            return Err(P1Error::Payload(format!(
                 "{}.{} is {} instead of {}",
                 desc.name(),
                 f.name(),
                 show(&seen),
                 show(v)
-            ));
+            )));
         }
     }
     Ok(())
@@ -162,21 +188,25 @@ pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
 
 /// Whether `payload` is the canonical encoding of the message it decodes to: what a
 /// deterministic serializer writes (fields in number order, defaults omitted).
-pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), String> {
+pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, _, _) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| e.to_string())?;
-    let got = DynamicMessage::decode(desc.clone(), payload)
-        .map_err(|e| format!("the payload does not decode as {}: {e}", desc.full_name()))?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
+        P1Error::Payload(format!(
+            "the payload does not decode as {}: {e}",
+            desc.full_name()
+        ))
+    })?;
     let canonical = prost::Message::encode_to_vec(&got);
     if canonical == payload {
         Ok(())
     } else {
-        Err(format!(
+        Err(P1Error::Payload(format!(
             "the {} payload is not serialized deterministically: sent {}, canonical {} (P1 §4)",
             desc.name(),
             ::hex::encode(payload),
             ::hex::encode(&canonical)
-        ))
+        )))
     }
 }
 
@@ -213,7 +243,8 @@ mod tests {
         check(&spec(json!({"a2a.Task": {"kind": "echo"}})), &b).unwrap();
         let e = check(&spec(json!({"a2a.Task": {"kind": "fail"}})), &b).unwrap_err();
         assert!(
-            e.contains("Task.kind is \"echo\" instead of \"fail\""),
+            e.to_string()
+                .contains("Task.kind is \"echo\" instead of \"fail\""),
             "{e}"
         );
         let with_unknown = encode(&spec(
@@ -260,7 +291,7 @@ mod tests {
             (json!({"a2a.Task": {"task_id": "hex:zz"}}), "hex"),
         ] {
             let e = encode(&spec(v)).unwrap_err();
-            assert!(e.contains(want), "{e}");
+            assert!(e.to_string().contains(want), "{e}");
         }
     }
 }

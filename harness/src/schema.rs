@@ -29,11 +29,11 @@ pub fn all() -> Vec<(&'static str, String)> {
         ),
         (
             "report.schema.json",
-            pretty(schema_for!(crate::report::json::Report)),
+            pretty(schema_for!(crate::report::model::Report)),
         ),
         (
             "baseline.schema.json",
-            pretty(schema_for!(crate::report::baseline::Baseline)),
+            pretty(schema_for!(crate::report::analysis::baseline::Baseline)),
         ),
     ]
 }

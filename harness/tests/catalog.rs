@@ -220,7 +220,7 @@ fn session(transport: &'static str) -> &'static Shared {
 
 /// Two runs of the same code give identical reports outside the `run` block.
 fn meta_reports_are_deterministic() -> Result<(), Failed> {
-    use swp_conform::report::json::{Report, RunInfo, SutInfo};
+    use swp_conform::report::model::{Report, RunInfo, SutInfo};
     let cat = catalog();
     let sut = Sut::builtin().map_err(|e| e.to_string())?;
     let plan: Vec<_> = cat.vectors.iter().collect();

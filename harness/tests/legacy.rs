@@ -551,10 +551,10 @@ fn run_dir_writes_a_report() {
     assert_eq!(doc["failures"].as_array().unwrap().len(), 3);
     assert_eq!(doc["verdicts"]["pass"], 8);
     assert_eq!(doc["verdicts"]["harness-error"], 3);
-    assert_eq!(
+    assert!(matches!(
         legacy::run_cli(&fixtures(), &None, &None, 10_000),
         Ok(false)
-    );
+    ));
 }
 
 #[test]

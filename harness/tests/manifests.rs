@@ -6,6 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use swp_conform::diag::FileError;
 use swp_conform::sut::{Sut, SutError};
 
 fn scratch(name: &str) -> PathBuf {
@@ -20,7 +21,9 @@ const LIMITS: &str = "limits: {MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MA
 fn problems(text: &str) -> Vec<String> {
     match Sut::parse(text, Path::new("m.yaml"), None) {
         Ok(_) => Vec::new(),
-        Err(SutError::Invalid(e)) => e.problems.iter().map(|p| p.to_string()).collect(),
+        Err(SutError::File(FileError::Invalid(e))) => {
+            e.problems.iter().map(|p| p.to_string()).collect()
+        }
         Err(e) => panic!("{e}"),
     }
 }

@@ -136,19 +136,19 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
     let out = root().join("reports/third-party").join(dir);
     let expected_path = out.join("expected.json");
     if std::env::var("SWP_UPDATE_REPORTS").as_deref() == Ok("1") {
-        use swp_conform::report::json::{Report, RunInfo, SutInfo};
+        use swp_conform::report::model::{Report, RunInfo, SutInfo};
         std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
         let mut report = Report::new(
             RunInfo {
                 pattern: "mcpnative_*".into(),
                 no_fallback: true,
-                timestamp_utc: swp_conform::report::json::rfc3339(
+                timestamp_utc: swp_conform::report::model::rfc3339(
                     std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map(|d| d.as_secs())
                         .unwrap_or(0),
                 ),
-                runner_git_sha: swp_conform::report::json::runner_git_sha(),
+                runner_git_sha: swp_conform::report::model::runner_git_sha(),
                 duration_ms: started.elapsed().as_millis() as u64,
                 command: vec!["cargo test -p swp-conform --test mcp_native".into()],
                 interrupted: false,
@@ -164,7 +164,10 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
             rs,
             false,
         );
-        report.attach(cat, swp_conform::cli::digests(cat, &sut)?);
+        report.attach(
+            cat,
+            swp_conform::cli::digests(cat, &sut).map_err(|e| e.to_string())?,
+        );
         std::fs::write(out.join("report.json"), report.to_json()).map_err(|e| e.to_string())?;
         let text = serde_json::to_string_pretty(&got).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;

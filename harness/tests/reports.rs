@@ -16,7 +16,7 @@ use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
 use swp_conform::method::{self, Cancel, Setup};
 use swp_conform::model::Verdict;
-use swp_conform::report::json::Report;
+use swp_conform::report::model::Report;
 use swp_conform::report::{render_all, strip_run};
 use swp_conform::sut::Sut;
 
@@ -74,14 +74,15 @@ fn snapshot(dir: &str, rep: &Report) {
         "the reference's report, run block redacted; regenerate: scripts/update-reference-reports.sh",
     );
     settings.bind(|| {
-        for (name, text) in render_all(&rep.redacted()) {
+        for (name, text) in render_all(&rep.redacted()).unwrap() {
             insta::assert_snapshot!(name, text);
         }
     });
 }
 
 fn assert_same_outside_run(a: &Report, b: &Report) {
-    for ((name, x), (_, y)) in render_all(a).iter().zip(render_all(b).iter()) {
+    let (a, b) = (render_all(a).unwrap(), render_all(b).unwrap());
+    for ((name, x), (_, y)) in a.iter().zip(b.iter()) {
         let (x, y) = (strip_run(name, x), strip_run(name, y));
         if x != y {
             let diff = similar_lines(&x, &y);
@@ -166,7 +167,7 @@ fn a_broken_deployment_shows_in_every_format() {
         .find(|r| r.id == "S1-016")
         .expect("S1-016");
     assert_eq!(s1_016.verdict.as_str(), "fail");
-    let files = render_all(rep);
+    let files = render_all(rep).unwrap();
     let get = |n: &str| &files.iter().find(|(f, _)| *f == n).expect(n).1;
     let junit = get("junit.xml");
     assert_eq!(junit.matches("<failure").count(), rep.failed, "{junit}");
@@ -230,7 +231,7 @@ fn html_report_renders_in_chromium_with_the_right_counts() {
         ("broken", broken_report().clone()),
     ] {
         let p = dir.join(format!("{name}.html"));
-        std::fs::write(&p, swp_conform::report::html::render(&rep)).unwrap();
+        std::fs::write(&p, swp_conform::report::render::html::render(&rep)).unwrap();
         let Some(check) = browser_check(&p) else {
             return;
         };
@@ -253,7 +254,7 @@ fn html_report_renders_in_chromium_with_the_right_counts() {
                 "{name} {v}: {check}"
             );
         }
-        for (v, n) in swp_conform::report::requirements::totals(&rep.requirements) {
+        for (v, n) in swp_conform::report::analysis::requirements::totals(&rep.requirements) {
             let got = attr(&check, &format!("data-js-req-{}", v.as_str())).unwrap_or(0);
             assert_eq!(got, n, "{name} requirements {}: {check}", v.as_str());
         }

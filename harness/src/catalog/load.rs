@@ -192,7 +192,7 @@ fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
         Data::Text(_) | Data::Json(_) => {}
         Data::P1(spec) => {
             if let Err(e) = crate::p1::encode(spec) {
-                sink.at(path, text, "p1", e);
+                sink.at(path, text, "p1", e.to_string());
             }
         }
     }
@@ -474,7 +474,7 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                     }
                     if let Some(spec) = &r.payload_p1 {
                         if let Err(e) = crate::p1::encode(spec) {
-                            sink.at(path, text, "payload_p1", e);
+                            sink.at(path, text, "payload_p1", e.to_string());
                         }
                     }
                 }
@@ -482,7 +482,7 @@ fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Ve
                     for t in tasks {
                         for b in std::iter::once(&t.task_id).chain(&t.output) {
                             if let Err(e) = crate::p1::bytes_value(b) {
-                                sink.at(path, text, b, e);
+                                sink.at(path, text, b, e.to_string());
                             }
                         }
                     }

@@ -4,11 +4,11 @@
 //! manifest, the vector-set digest with every file's own digest, the transcripts of
 //! failures, the command line and the versions.
 
-use super::RunOptions;
+use super::{io_error, CliError, RunOptions};
 use crate::catalog::Catalog;
 use crate::class::Class;
-use crate::report::classes::{ClassStatus, ClassVerdict};
-use crate::report::json::Report;
+use crate::report::analysis::classes::{ClassStatus, ClassVerdict};
+use crate::report::model::Report;
 use crate::sut::Sut;
 use std::path::{Path, PathBuf};
 
@@ -52,8 +52,8 @@ pub fn bundle(
     sut: &Sut,
     class: Class,
     claim: Option<&str>,
-) -> Result<Vec<u8>, String> {
-    let mut files: Vec<(String, Vec<u8>)> = crate::report::render_all(rep)
+) -> Result<Vec<u8>, CliError> {
+    let mut files: Vec<(String, Vec<u8>)> = crate::report::render_all(rep)?
         .into_iter()
         .map(|(n, t)| (n.to_owned(), t.into_bytes()))
         .collect();
@@ -76,7 +76,7 @@ pub fn bundle(
             .unwrap_or("")
     );
     for lv in &cat.vectors {
-        let body = std::fs::read(&lv.path).map_err(|e| format!("{}: {e}", lv.path.display()))?;
+        let body = std::fs::read(&lv.path).map_err(io_error(&lv.path))?;
         vs.push_str(&format!(
             "{}  {}\n",
             super::sha256_hex(&body),
@@ -97,7 +97,7 @@ pub fn bundle(
             t.push_str(&format!("detail: {d}\n"));
         }
         for e in rep.transcript(r) {
-            t.push_str(&crate::report::transcript_line(e));
+            t.push_str(&crate::report::render::transcript_line(e));
             t.push('\n');
         }
         files.push((format!("transcripts/{}.txt", r.vector_id), t.into_bytes()));
@@ -132,6 +132,7 @@ pub fn bundle(
             + "\n")
             .into_bytes(),
     ));
+    let bundle_err = io_error(Path::new("evidence bundle"));
     let enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut tar = tar::Builder::new(enc);
     let root = format!("evidence-{class}");
@@ -141,13 +142,13 @@ pub fn bundle(
         h.set_mode(0o644);
         h.set_mtime(0);
         h.set_cksum();
-        tar.append_data(&mut h, format!("{root}/{name}"), body.as_slice())
-            .map_err(|e| format!("evidence bundle: {e}"))?;
+        if let Err(e) = tar.append_data(&mut h, format!("{root}/{name}"), body.as_slice()) {
+            return Err(bundle_err(e));
+        }
     }
-    let enc = tar
-        .into_inner()
-        .map_err(|e| format!("evidence bundle: {e}"))?;
-    enc.finish().map_err(|e| format!("evidence bundle: {e}"))
+    tar.into_inner()
+        .and_then(|enc| enc.finish())
+        .map_err(bundle_err)
 }
 
 fn swp_core_version() -> &'static str {
@@ -164,12 +165,12 @@ pub fn claim(
     out: &Path,
     runner: &mut dyn crate::method::Runner,
     cancel: &crate::method::Cancel,
-) -> Result<ClaimOutcome, String> {
+) -> Result<ClaimOutcome, CliError> {
     let sel = crate::select::Selection {
         class: Some(class),
         ..Default::default()
     };
-    let plan = crate::select::select(cat, &sel).map_err(|e| e.to_string())?;
+    let plan = crate::select::select(cat, &sel)?;
     let opts = RunOptions {
         pattern: format!("class:{class}"),
         out: Some(out.to_path_buf()),
@@ -181,12 +182,12 @@ pub fn claim(
         .iter()
         .find(|c| c.class == class)
         .cloned()
-        .ok_or_else(|| format!("unknown class {class:?}: expected C0..C5"))?;
+        .ok_or_else(|| CliError::Usage(format!("the report has no verdict for class {class}")))?;
     let claim = (verdict.status == ClassStatus::Pass).then(|| claim_text(&rep, sut, class));
     crate::report::write_all(&rep, out)?;
     let bytes = bundle(&rep, cat, sut, class, claim.as_deref())?;
     let path = out.join(format!("evidence-{class}.tar.gz"));
-    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, bytes).map_err(io_error(&path))?;
     Ok(ClaimOutcome {
         verdict,
         claim,

@@ -5,11 +5,67 @@
 pub mod claim;
 pub mod progress;
 
+/// What stopped a command; printed as `swp-conform: …` with exit status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file or directory could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A report file is not a report.
+    #[error("{path}: {source}")]
+    Json {
+        /// The file.
+        path: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The catalog did not load.
+    #[error(transparent)]
+    Catalog(#[from] crate::diag::LoadError),
+    /// The selection is invalid.
+    #[error(transparent)]
+    Select(#[from] crate::select::SelectError),
+    /// The manifest did not load.
+    #[error(transparent)]
+    Sut(#[from] crate::sut::SutError),
+    /// The baseline did not load.
+    #[error(transparent)]
+    Baseline(#[from] crate::report::analysis::baseline::BaselineError),
+    /// The shard reports do not merge.
+    #[error(transparent)]
+    Merge(#[from] crate::report::analysis::merge::MergeError),
+    /// A report could not be rendered or written.
+    #[error(transparent)]
+    Render(#[from] crate::report::render::RenderError),
+    /// The SUT cannot be driven at all.
+    #[error(transparent)]
+    Fatal(#[from] crate::method::Fatal),
+    /// A legacy vector set could not be run.
+    #[error(transparent)]
+    Legacy(#[from] crate::legacy::LegacyError),
+    /// An argument is invalid.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The error of an I/O operation on `path`.
+pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
+    move |source| CliError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
 use crate::catalog::{Catalog, LoadedVector};
 use crate::method::{run_plan, Cancel, Runner};
 use crate::model::VectorResult;
-use crate::report::baseline::{Baseline, Retry};
-use crate::report::json::{Digests, Report, RunInfo, Shard, SutInfo};
+use crate::report::analysis::baseline::{Baseline, Retry};
+use crate::report::model::{Digests, Report, RunInfo, Shard, SutInfo};
 use crate::sut::Sut;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -37,8 +93,12 @@ pub struct RunOptions {
 }
 
 /// Parses `K/N` with 1 ≤ K ≤ N ≤ 1000.
-pub fn parse_shard(s: &str) -> Result<Shard, String> {
-    let bad = || format!("--shard {s:?}: expected K/N with 1 <= K <= N <= 1000");
+pub fn parse_shard(s: &str) -> Result<Shard, CliError> {
+    let bad = || {
+        CliError::Usage(format!(
+            "--shard {s:?}: expected K/N with 1 <= K <= N <= 1000"
+        ))
+    };
     let (k, n) = s.split_once('/').ok_or_else(bad)?;
     let index: u32 = k.trim().parse().map_err(|_| bad())?;
     let count: u32 = n.trim().parse().map_err(|_| bad())?;
@@ -69,13 +129,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// SHA-256 over every `.yaml` file under the catalog directory (vectors, requirements,
 /// index), each as relative path, NUL, length and content, in path order: a change to any
 /// of them changes the digest.
-pub fn catalog_digest(dir: &Path) -> Result<String, String> {
+pub fn catalog_digest(dir: &Path) -> Result<String, CliError> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let rd = std::fs::read_dir(&d).map_err(io_error(&d))?;
         for e in rd {
-            let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            let p = e.map_err(io_error(&d))?.path();
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "yaml") {
@@ -90,7 +150,7 @@ pub fn catalog_digest(dir: &Path) -> Result<String, String> {
     rel.sort();
     let mut h = Sha256::new();
     for (name, p) in &rel {
-        let body = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let body = std::fs::read(p).map_err(io_error(p))?;
         h.update(name.as_bytes());
         h.update([0]);
         h.update((body.len() as u64).to_le_bytes());
@@ -100,7 +160,7 @@ pub fn catalog_digest(dir: &Path) -> Result<String, String> {
 }
 
 /// The digests of a run.
-pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, String> {
+pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, CliError> {
     Ok(Digests {
         sut_manifest_sha256: sha256_hex(sut.text.as_bytes()),
         vector_set_sha256: catalog_digest(&cat.dir)?,
@@ -116,7 +176,7 @@ pub fn run_report(
     opts: &RunOptions,
     runner: &mut dyn Runner,
     cancel: &Cancel,
-) -> Result<Report, String> {
+) -> Result<Report, CliError> {
     let started = Instant::now();
     let ts = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -127,12 +187,11 @@ pub fn run_report(
         None => plan.to_vec(),
     };
     let baseline = match &opts.baseline {
-        Some(p) => Some(Baseline::load(p, opts.update_baseline).map_err(|e| e.to_string())?),
+        Some(p) => Some(Baseline::load(p, opts.update_baseline)?),
         None => None,
     };
     let mut progress = progress::Progress::new(plan.len(), opts.quiet);
-    let mut results =
-        run_plan(runner, &plan, cancel, &mut |r| progress.tick(r)).map_err(|e| e.to_string())?;
+    let mut results = run_plan(runner, &plan, cancel, &mut |r| progress.tick(r))?;
     progress.finish();
     let mut retried = Vec::new();
     if let Some(b) = &baseline {
@@ -142,8 +201,8 @@ pub fn run_report(
         RunInfo {
             pattern: opts.pattern.clone(),
             no_fallback: true,
-            timestamp_utc: crate::report::json::rfc3339(ts),
-            runner_git_sha: crate::report::json::runner_git_sha(),
+            timestamp_utc: crate::report::model::rfc3339(ts),
+            runner_git_sha: crate::report::model::runner_git_sha(),
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: cancel.is_cancelled(),
@@ -163,7 +222,7 @@ pub fn run_report(
         let all = report.all_results();
         let b = if opts.update_baseline {
             let new = b.updated(&all, opts.strict);
-            std::fs::write(path, new.to_yaml()).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(path, new.to_yaml()).map_err(io_error(path))?;
             eprintln!("baseline written: {}", path.display());
             new
         } else {
@@ -186,7 +245,7 @@ fn retry_flaky(
     results: &mut [VectorResult],
     runner: &mut dyn Runner,
     cancel: &Cancel,
-) -> Result<Vec<Retry>, String> {
+) -> Result<Vec<Retry>, CliError> {
     let mut retried: Vec<Retry> = Vec::new();
     let max = plan
         .iter()
@@ -208,7 +267,7 @@ fn retry_flaky(
         if todo.is_empty() || cancel.is_cancelled() {
             break;
         }
-        let again = run_plan(runner, &todo, cancel, &mut |_| {}).map_err(|e| e.to_string())?;
+        let again = run_plan(runner, &todo, cancel, &mut |_| {})?;
         for r in again {
             let settled = b.deviation(&r, strict).is_none();
             match retried.iter_mut().find(|x| x.vector_id == r.vector_id) {
@@ -232,13 +291,13 @@ fn retry_flaky(
 }
 
 /// Writes the reports and prints the summary; answers whether the run passed.
-pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, String> {
+pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
     if let Some(o) = &opts.out {
         crate::report::write_all(report, o)?;
     }
     print!(
         "{}",
-        crate::report::console::summary(report, opts.strict, opts.transcripts)
+        crate::report::render::console::summary(report, opts.strict, opts.transcripts)
     );
     if !report.claims.is_empty() {
         println!("claims: {}", report.claims.join(", "));
@@ -268,22 +327,29 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, String> {
     Ok(!report.run_failed)
 }
 
+/// Reads a `report.json`.
+pub fn read_report(p: &Path) -> Result<Report, CliError> {
+    let text = std::fs::read_to_string(p).map_err(io_error(p))?;
+    Report::from_json(&text).map_err(|source| CliError::Json {
+        path: p.display().to_string(),
+        source,
+    })
+}
+
 /// `swp-conform merge`: reads shard reports, merges them against the catalog, writes the
 /// merged reports; answers whether the merged run passed.
-pub fn merge_cli(cat: &Catalog, inputs: &[PathBuf], out: &Path) -> Result<bool, String> {
+pub fn merge_cli(cat: &Catalog, inputs: &[PathBuf], out: &Path) -> Result<bool, CliError> {
     let mut shards = Vec::new();
     for p in inputs {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let r = Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-        shards.push((p.display().to_string(), r));
+        shards.push((p.display().to_string(), read_report(p)?));
     }
     let digest = catalog_digest(&cat.dir)?;
-    let merged = crate::report::merge::merge(shards, cat, &digest, std::env::args().collect())
-        .map_err(|e| e.to_string())?;
+    let merged =
+        crate::report::analysis::merge::merge(shards, cat, &digest, std::env::args().collect())?;
     crate::report::write_all(&merged, out)?;
     print!(
         "{}",
-        crate::report::console::summary(&merged, merged.strict, false)
+        crate::report::render::console::summary(&merged, merged.strict, false)
     );
     println!(
         "merged {} shard(s): {} (report.json, junit.xml, report.md, report.html)",
@@ -294,17 +360,16 @@ pub fn merge_cli(cat: &Catalog, inputs: &[PathBuf], out: &Path) -> Result<bool, 
 }
 
 /// `swp-conform diff OLD NEW`: prints the changes; answers false on a regression.
-pub fn diff_cli(old: &Path, new: &Path) -> Result<bool, String> {
-    let read = |p: &Path| -> Result<Report, String> {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        Report::from_json(&text).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let (a, b) = (read(old)?, read(new)?);
-    let changes = crate::report::diff::changes(&a, &b);
-    print!("{}", crate::report::diff::render(&a, &b, &changes));
+pub fn diff_cli(old: &Path, new: &Path) -> Result<bool, CliError> {
+    let (a, b) = (read_report(old)?, read_report(new)?);
+    let changes = crate::report::analysis::diff::changes(&a, &b);
+    print!(
+        "{}",
+        crate::report::analysis::diff::render(&a, &b, &changes)
+    );
     Ok(!changes
         .iter()
-        .any(|c| c.kind == crate::report::diff::Kind::Regression))
+        .any(|c| c.kind == crate::report::analysis::diff::Kind::Regression))
 }
 
 #[cfg(test)]
@@ -335,7 +400,10 @@ mod tests {
         assert_eq!(seen, all);
         assert!(parse_shard("0/2").is_err() && parse_shard("3/2").is_err());
         assert!(parse_shard("x").is_err() && parse_shard("1/1001").is_err());
-        assert_eq!(parse_shard("2/3").map(|s| s.to_string()), Ok("2/3".into()));
+        assert_eq!(
+            parse_shard("2/3").map(|s| s.to_string()).ok(),
+            Some("2/3".into())
+        );
     }
 
     /// A fake SUT: each vector fails until it has been run `fails_before_pass` times.
@@ -350,7 +418,7 @@ mod tests {
         let b = Baseline::parse(&format!(
             "expected_failures:\n  - vector: {1}\nflaky:\n  - vector: {0}\n  - vector: {1}\n  - vector: {2}\n",
             ids[0], ids[1], ids[2]
-        ))
+        ), std::path::Path::new("b.yaml"))
         .unwrap();
         /// Counts runs per vector; `passes` passes from its second run on.
         struct Fake {

@@ -276,6 +276,9 @@ pub enum TlsSetupError {
     /// Bad server name.
     #[error("server name {0:?} is not valid")]
     Name(String),
+    /// The TCP connection failed.
+    #[error("connect {0}: {1}")]
+    Connect(String, io::Error),
 }
 
 fn certs(p: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
@@ -321,12 +324,13 @@ pub struct TlsWire {
 
 impl TlsWire {
     /// Connects and starts the handshake (it completes on the first exchange).
-    pub fn connect(addr: &str, o: &TlsOptions, timeout: Duration) -> Result<Self, String> {
-        let cfg = client_config(o).map_err(|e| e.to_string())?;
+    pub fn connect(addr: &str, o: &TlsOptions, timeout: Duration) -> Result<Self, TlsSetupError> {
+        let cfg = client_config(o)?;
         let name = ServerName::try_from(o.server_name.clone())
-            .map_err(|_| TlsSetupError::Name(o.server_name.clone()).to_string())?;
-        let conn = rustls::ClientConnection::new(Arc::new(cfg), name).map_err(|e| e.to_string())?;
-        let sock = tcp_connect(addr, timeout).map_err(|e| e.to_string())?;
+            .map_err(|_| TlsSetupError::Name(o.server_name.clone()))?;
+        let conn = rustls::ClientConnection::new(Arc::new(cfg), name)?;
+        let sock =
+            tcp_connect(addr, timeout).map_err(|e| TlsSetupError::Connect(addr.to_owned(), e))?;
         Ok(TlsWire {
             conn,
             sock,

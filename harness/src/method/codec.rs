@@ -3,7 +3,7 @@
 //! judged step by step. The same method runs `translate` vectors, one `translate` request
 //! per step.
 
-use super::{answered, Cancel, Fatal, Outcome, TestMethod};
+use super::{answered, Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{Method, Vector};
 use crate::catalog::Catalog;
 use crate::connect::driver::CodecDriver;
@@ -62,7 +62,7 @@ impl TestMethod for CodecMethod<'_> {
         self.driver.describe()
     }
 
-    fn admit(&self, v: &Vector) -> Result<Method, String> {
+    fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
         if v.methods.contains(&Method::Translate) {
             Ok(Method::Translate)
         } else if v.methods.contains(&Method::Codec) {

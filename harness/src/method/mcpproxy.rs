@@ -6,7 +6,7 @@
 //! messages to arrive at either side, so what a translation forwards, drops, or answers on
 //! a peer's behalf is all observable.
 
-use super::{Cancel, Fatal, Outcome, TestMethod};
+use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpx::ArrivesSpec;
 use crate::catalog::vector::{Expect, Method, Side, Step, Vector};
 use crate::connect::process::{self, Supervised};
@@ -258,7 +258,7 @@ impl TestMethod for McpProxyMethod<'_> {
         )
     }
 
-    fn admit(&self, v: &Vector) -> Result<Method, String> {
+    fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
         if v.methods.contains(&Method::McpProxy) {
             Ok(Method::McpProxy)
         } else {

@@ -27,6 +27,23 @@ pub use applicable::applicability;
 #[error("{0}")]
 pub struct Fatal(pub String);
 
+/// Why a vector does not apply to this SUT, in words for the report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotApplicable(pub String);
+
+impl From<&str> for NotApplicable {
+    fn from(s: &str) -> Self {
+        NotApplicable(s.to_owned())
+    }
+}
+
+impl From<String> for NotApplicable {
+    fn from(s: String) -> Self {
+        NotApplicable(s)
+    }
+}
+
 /// What driving one vector established: its verdict and the evidence behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -105,7 +122,7 @@ pub trait TestMethod: Send {
     fn describe(&self) -> String;
 
     /// The method this SUT runs `v` by, or why it cannot run it at all.
-    fn admit(&self, v: &Vector) -> Result<Method, String>;
+    fn admit(&self, v: &Vector) -> Result<Method, NotApplicable>;
 
     /// The vector made concrete: not applicable when the SUT's parameters cannot express it,
     /// invalid when the vector itself is broken.
@@ -169,7 +186,7 @@ pub fn run_vector<M: TestMethod>(
     }
     let method = match m.admit(v) {
         Ok(x) => x,
-        Err(why) => {
+        Err(NotApplicable(why)) => {
             r.detail = Some(why);
             return Ok(r);
         }
@@ -338,8 +355,9 @@ pub fn open<'a>(
             bound(codec::CodecMethod::new(sut, driver), catalog, sut)
         }
         SutKind::Endpoint { session, reach } => {
-            let method = session::SessionMethod::new(sut, (**session).clone(), reach.clone(), &work)
-                .map_err(|e| Fatal(e.to_string()))?;
+            let method =
+                session::SessionMethod::new(sut, (**session).clone(), reach.clone(), &work)
+                    .map_err(|e| Fatal(e.to_string()))?;
             bound(method, catalog, sut)
         }
         SutKind::McpServer { start, mcp_native } => bound(

@@ -347,21 +347,45 @@ pub struct Limits {
     pub max_payload_bytes: u64,
 }
 
+/// Declared limits that cannot describe a receiver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitsError {
+    /// A frame bound of zero accepts nothing.
+    #[error("MAX_FRAME_BYTES must be at least 1")]
+    ZeroFrame,
+    /// E1 rejects an empty msg_id, so the minimum cannot be zero.
+    #[error("MIN_MSG_ID_BYTES must be at least 1 (E1 rejects an empty msg_id)")]
+    EmptyMsgId,
+    /// The msg_id range is empty.
+    #[error("MIN_MSG_ID_BYTES ({0}) exceeds MAX_MSG_ID_BYTES ({1})")]
+    MsgIdRange(u64, u64),
+    /// No payload of the declared size fits a frame.
+    #[error("MAX_PAYLOAD_BYTES ({payload}) exceeds MAX_FRAME_BYTES ({frame}) minus the smallest envelope header ({overhead})")]
+    PayloadAboveFrame {
+        /// The payload bound.
+        payload: u64,
+        /// The frame bound.
+        frame: u32,
+        /// The smallest header.
+        overhead: u64,
+    },
+}
+
 impl Limits {
     /// Checks that the limits can describe a receiver at all: a frame bound above zero, a
     /// non-empty msg_id range that excludes the empty msg_id E1 forbids, and room for a
     /// payload of `MAX_PAYLOAD_BYTES` inside `MAX_FRAME_BYTES` beside the smallest header.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LimitsError> {
         if self.max_frame_bytes == 0 {
-            return Err("MAX_FRAME_BYTES must be at least 1".into());
+            return Err(LimitsError::ZeroFrame);
         }
         if self.min_msg_id_bytes == 0 {
-            return Err("MIN_MSG_ID_BYTES must be at least 1 (E1 rejects an empty msg_id)".into());
+            return Err(LimitsError::EmptyMsgId);
         }
         if self.min_msg_id_bytes > self.max_msg_id_bytes {
-            return Err(format!(
-                "MIN_MSG_ID_BYTES ({}) exceeds MAX_MSG_ID_BYTES ({})",
-                self.min_msg_id_bytes, self.max_msg_id_bytes
+            return Err(LimitsError::MsgIdRange(
+                self.min_msg_id_bytes,
+                self.max_msg_id_bytes,
             ));
         }
         // Five one-octet fields, the shortest msg_id with its length, an empty extension
@@ -369,10 +393,11 @@ impl Limits {
         let prefix = uvarint_len(self.max_payload_bytes.max(u64::from(self.max_frame_bytes)));
         let overhead = 5 + 1 + self.min_msg_id_bytes + 1 + prefix;
         if self.max_payload_bytes.saturating_add(overhead) > u64::from(self.max_frame_bytes) {
-            return Err(format!(
-                "MAX_PAYLOAD_BYTES ({}) exceeds MAX_FRAME_BYTES ({}) minus the smallest envelope header ({overhead})",
-                self.max_payload_bytes, self.max_frame_bytes
-            ));
+            return Err(LimitsError::PayloadAboveFrame {
+                payload: self.max_payload_bytes,
+                frame: self.max_frame_bytes,
+                overhead,
+            });
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ pub use file::{
 
 use crate::catalog::vector::Method;
 use crate::class::Class;
-use crate::diag::LoadError;
+use crate::diag::{FileError, LoadError};
 use crate::expr::Params;
 use std::path::{Path, PathBuf};
 
@@ -125,17 +125,9 @@ pub enum SutError {
     /// The built-in SUT was asked for in a build without it.
     #[error("{NO_BUILTIN}")]
     NoBuiltin,
-    /// Unreadable.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// Not a valid manifest: every problem, with its position.
+    /// Unreadable, or not a valid manifest (every problem, with its position).
     #[error(transparent)]
-    Invalid(#[from] LoadError),
+    File(#[from] FileError),
 }
 
 impl Sut {
@@ -153,18 +145,17 @@ impl Sut {
 
     /// Loads a manifest file.
     pub fn load(path: &Path) -> Result<Sut, SutError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SutError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(FileError::io(path))?;
         Sut::parse(&text, path, Some(path.to_owned()))
     }
 
     /// Parses and checks manifest text; `name` names it in problems.
     pub fn parse(text: &str, name: &Path, path: Option<PathBuf>) -> Result<Sut, SutError> {
-        let manifest = check::check(text, name).map_err(|problems| LoadError {
-            what: "the manifest",
-            problems,
+        let manifest = check::check(text, name).map_err(|problems| {
+            FileError::from(LoadError {
+                what: "the manifest",
+                problems,
+            })
         })?;
         Ok(Sut {
             manifest,

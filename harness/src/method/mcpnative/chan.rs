@@ -9,6 +9,24 @@ use sha1::{Digest, Sha1};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+/// The transport to an MCP server failed (connecting, framing, a broken peer); the
+/// message says what happened in the protocol's terms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TransportError(pub String);
+
+impl From<String> for TransportError {
+    fn from(s: String) -> Self {
+        TransportError(s)
+    }
+}
+
+impl From<&str> for TransportError {
+    fn from(s: &str) -> Self {
+        TransportError(s.to_owned())
+    }
+}
+
 /// Largest response head read.
 const MAX_HEAD: usize = 16 * 1024;
 
@@ -57,7 +75,7 @@ impl HttpChan {
     }
 
     /// Posts one message and reads the response before `deadline`.
-    pub fn send(&mut self, body: &[u8], deadline: Instant) -> Result<(), String> {
+    pub fn send(&mut self, body: &[u8], deadline: Instant) -> Result<(), TransportError> {
         if self.conn.is_none() {
             self.conn = Some(
                 TcpWire::connect(&self.addr, Duration::from_secs(5))
@@ -94,26 +112,34 @@ impl HttpChan {
         }
     }
 
-    fn fill(&mut self, deadline: Instant) -> Result<(), String> {
+    fn fill(&mut self, deadline: Instant) -> Result<(), TransportError> {
         let conn = self.conn.as_mut().ok_or("no connection")?;
         match conn.recv(deadline) {
             Recv::Data(d) => {
                 self.buf.extend_from_slice(&d);
                 Ok(())
             }
-            Recv::Eof => Err("the server closed the HTTP connection".into()),
-            Recv::Broken(e) => Err(format!("reading the HTTP response failed: {e}")),
-            Recv::Timeout => Err("no HTTP response before the step deadline".into()),
+            Recv::Eof => Err(TransportError::from(
+                "the server closed the HTTP connection",
+            )),
+            Recv::Broken(e) => Err(TransportError::from(format!(
+                "reading the HTTP response failed: {e}"
+            ))),
+            Recv::Timeout => Err(TransportError::from(
+                "no HTTP response before the step deadline",
+            )),
         }
     }
 
-    fn read_response(&mut self, deadline: Instant) -> Result<(u16, Vec<u8>), String> {
+    fn read_response(&mut self, deadline: Instant) -> Result<(u16, Vec<u8>), TransportError> {
         let end = loop {
             if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i;
             }
             if self.buf.len() > MAX_HEAD {
-                return Err(format!("an HTTP response head over {MAX_HEAD} octets"));
+                return Err(TransportError::from(format!(
+                    "an HTTP response head over {MAX_HEAD} octets"
+                )));
             }
             self.fill(deadline)?;
         };
@@ -133,18 +159,18 @@ impl HttpChan {
                     len = v.trim().parse::<usize>().ok();
                 }
                 if k.trim().eq_ignore_ascii_case("transfer-encoding") {
-                    return Err(
-                        "a chunked HTTP response (the harness reads Content-Length bodies)".into(),
-                    );
+                    return Err(TransportError::from(
+                        "a chunked HTTP response (the harness reads Content-Length bodies)",
+                    ));
                 }
             }
         }
         let len = len.ok_or("an HTTP response without Content-Length")?;
         if len > self.max_body {
-            return Err(format!(
+            return Err(TransportError::from(format!(
                 "an HTTP body of {len} octets (harness bound {})",
                 self.max_body
-            ));
+            )));
         }
         let total = end + 4 + len;
         while self.buf.len() < total {
@@ -190,7 +216,11 @@ fn accept_for(key: &str) -> String {
 
 impl WsChan {
     /// Connects and performs the opening handshake before `deadline`.
-    pub fn connect(addr: &str, max_message: usize, deadline: Instant) -> Result<Self, String> {
+    pub fn connect(
+        addr: &str,
+        max_message: usize,
+        deadline: Instant,
+    ) -> Result<Self, TransportError> {
         let mut conn = TcpWire::connect(addr, Duration::from_secs(5))
             .map_err(|e| format!("cannot connect to ws://{addr}/mcp: {e}"))?;
         let req = format!(
@@ -204,21 +234,29 @@ impl WsChan {
                 break i;
             }
             if buf.len() > MAX_HEAD {
-                return Err("an upgrade response head over 16 KiB".into());
+                return Err(TransportError::from("an upgrade response head over 16 KiB"));
             }
             match conn.recv(deadline) {
                 Recv::Data(d) => buf.extend_from_slice(&d),
-                Recv::Timeout => return Err("no answer to the WebSocket upgrade".into()),
-                Recv::Eof => return Err("the server closed instead of upgrading".into()),
-                Recv::Broken(e) => return Err(format!("upgrade failed: {e}")),
+                Recv::Timeout => {
+                    return Err(TransportError::from("no answer to the WebSocket upgrade"))
+                }
+                Recv::Eof => {
+                    return Err(TransportError::from(
+                        "the server closed instead of upgrading",
+                    ))
+                }
+                Recv::Broken(e) => {
+                    return Err(TransportError::from(format!("upgrade failed: {e}")))
+                }
             }
         };
         let head = String::from_utf8_lossy(&buf[..end]).into_owned();
         if !head.starts_with("HTTP/1.1 101") {
-            return Err(format!(
+            return Err(TransportError::from(format!(
                 "the upgrade was refused: {}",
                 head.lines().next().unwrap_or_default()
-            ));
+            )));
         }
         let accept = head.split("\r\n").find_map(|l| {
             let (k, v) = l.split_once(':')?;
@@ -227,7 +265,9 @@ impl WsChan {
                 .then(|| v.trim().to_owned())
         });
         if accept.as_deref() != Some(accept_for(WS_KEY).as_str()) {
-            return Err(format!("a wrong Sec-WebSocket-Accept: {accept:?}"));
+            return Err(TransportError::from(format!(
+                "a wrong Sec-WebSocket-Accept: {accept:?}"
+            )));
         }
         buf.drain(..end + 4);
         Ok(WsChan {
@@ -258,10 +298,10 @@ impl WsChan {
     }
 
     /// Sends one text message.
-    pub fn send(&mut self, text: &[u8]) -> Result<(), String> {
+    pub fn send(&mut self, text: &[u8]) -> Result<(), TransportError> {
         self.conn
             .send(&Self::frame(0x1, text))
-            .map_err(|e| format!("cannot send the WebSocket message: {e}"))
+            .map_err(|e| TransportError(format!("cannot send the WebSocket message: {e}")))
     }
 
     /// The next text message before `deadline`.
@@ -279,7 +319,7 @@ impl WsChan {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    self.closed = Some(e);
+                    self.closed = Some(e.0);
                     continue;
                 }
             }
@@ -293,14 +333,16 @@ impl WsChan {
     }
 
     /// One complete text message from the buffer, answering pings on the way.
-    fn parse(&mut self) -> Result<Option<Vec<u8>>, String> {
+    fn parse(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
         loop {
             if self.buf.len() < 2 {
                 return Ok(None);
             }
             let (b0, b1) = (self.buf[0], self.buf[1]);
             if b1 & 0x80 != 0 {
-                return Err("the server masked a frame (RFC 6455 §5.1 forbids it)".into());
+                return Err(TransportError::from(
+                    "the server masked a frame (RFC 6455 §5.1 forbids it)",
+                ));
             }
             let (len, at) = match b1 & 0x7F {
                 126 if self.buf.len() >= 4 => {
@@ -316,10 +358,10 @@ impl WsChan {
             };
             let pending = self.partial.as_ref().map_or(0, Vec::len) as u64;
             if len.saturating_add(pending) > self.max_message as u64 {
-                return Err(format!(
+                return Err(TransportError::from(format!(
                     "a WebSocket message over {} octets",
                     self.max_message
-                ));
+                )));
             }
             let total = at + len as usize;
             if self.buf.len() < total {
@@ -337,9 +379,9 @@ impl WsChan {
                     let code = payload.get(..2).map(|c| u16::from_be_bytes([c[0], c[1]]));
                     let reason =
                         String::from_utf8_lossy(payload.get(2..).unwrap_or_default()).into_owned();
-                    return Err(format!(
+                    return Err(TransportError::from(format!(
                         "the server closed the WebSocket (code {code:?}, {reason:?})"
-                    ));
+                    )));
                 }
                 0x1 | 0x0 => {
                     let mut data = match (b0 & 0x0F, self.partial.take()) {
@@ -348,7 +390,11 @@ impl WsChan {
                             p.extend_from_slice(&payload);
                             p
                         }
-                        _ => return Err("a broken fragment sequence from the server".into()),
+                        _ => {
+                            return Err(TransportError::from(
+                                "a broken fragment sequence from the server",
+                            ))
+                        }
                     };
                     if !fin {
                         self.partial = Some(std::mem::take(&mut data));
@@ -357,9 +403,9 @@ impl WsChan {
                     return Ok(Some(data));
                 }
                 op => {
-                    return Err(format!(
+                    return Err(TransportError::from(format!(
                         "a WebSocket frame with opcode {op:#x} (JSON-RPC travels in text frames)"
-                    ))
+                    )))
                 }
             }
         }

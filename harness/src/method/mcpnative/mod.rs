@@ -3,7 +3,7 @@
 //! one server process per vector, and judges the JSON-RPC responses it sends. Server notifications are skipped and server requests answered, so
 //! neither is ever taken for the response a step waits for.
 
-use super::{Cancel, Fatal, Outcome, TestMethod};
+use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{Expect, Method, ResponseSpec, Step, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::connect::wire::{Recv, StdioWire, Wire};
@@ -203,14 +203,15 @@ impl Conv<'_> {
         });
     }
 
-    fn send_line(&mut self, line: &str) -> Result<(), String> {
+    fn send_line(&mut self, line: &str) -> Result<(), chan::TransportError> {
         self.log(Dir::Sent, line);
         match &mut self.chan {
             Chan::Stdio(w) => {
                 let mut b = line.as_bytes().to_vec();
                 b.push(b'\n');
-                w.send(&b)
-                    .map_err(|e| format!("cannot write to the server's stdin: {e}"))
+                w.send(&b).map_err(|e| {
+                    chan::TransportError(format!("cannot write to the server's stdin: {e}"))
+                })
             }
             Chan::Http(h) => {
                 let deadline = (Instant::now() + Duration::from_millis(self.spec.timing.step_ms))
@@ -339,7 +340,7 @@ impl Conv<'_> {
                     };
                     self.log(Dir::Note, &format!("server request {method}: answered"));
                     if let Err(e) = self.send_line(&reply.to_string()) {
-                        return Ok(Some(Msg::Closed(e)));
+                        return Ok(Some(Msg::Closed(e.0)));
                     }
                 }
                 (Some(_), None) => self.log(Dir::Note, "notification (skipped)"),
@@ -490,7 +491,7 @@ impl TestMethod for McpNativeMethod<'_> {
         )
     }
 
-    fn admit(&self, v: &Vector) -> Result<Method, String> {
+    fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
         let Some(method) = v
             .methods
             .iter()
@@ -503,10 +504,10 @@ impl TestMethod for McpNativeMethod<'_> {
         let missing = missing_vars(&v.steps, &vars_of(&self.spec));
         if !missing.is_empty() {
             let names: Vec<String> = missing.into_iter().collect();
-            return Err(format!(
+            return Err(NotApplicable(format!(
                 "the manifest gives no mcp_native.params {} (what this server names them)",
                 names.join(", ")
-            ));
+            )));
         }
         Ok(*method)
     }
@@ -622,7 +623,7 @@ fn run_steps(conv: &mut Conv<'_>, steps: &[Step]) -> Result<(String, String), St
                 Verdict::Fail,
                 format!("step {n}: {e}"),
                 "the server reads its stdin".into(),
-                e.clone(),
+                e.0,
             )
         })?;
         for e in s.expect.as_slice() {

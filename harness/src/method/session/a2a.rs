@@ -11,14 +11,15 @@ pub fn check_p1_reply(
     spec: &crate::p1::P1Spec,
     canonical: bool,
     env: &Envelope,
-) -> Result<(), String> {
+) -> Result<(), crate::p1::P1Error> {
     crate::p1::check(spec, &env.payload)?;
     if canonical {
         crate::p1::check_canonical(spec, &env.payload)?;
     }
     if env.profile_id == swp_profiles::a2a::PROFILE_ID {
-        swp_profiles::a2a::decode(env.msg_type, &env.payload)
-            .map_err(|e| format!("the reply breaks a2a-profile: {e}"))?;
+        swp_profiles::a2a::decode(env.msg_type, &env.payload).map_err(|e| {
+            crate::p1::P1Error::Payload(format!("the reply breaks a2a-profile: {e}"))
+        })?;
     }
     Ok(())
 }

@@ -31,8 +31,8 @@ pub enum SetupError {
     #[error(transparent)]
     Process(#[from] ProcessError),
     /// The TLS client could not be set up.
-    #[error("{0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] crate::connect::wire::TlsSetupError),
     /// Something the connection needs is not in the manifest or the PKI.
     #[error("{0}")]
     Missing(&'static str),
@@ -227,7 +227,7 @@ impl Endpoint {
                     return Ok((tcp(&addr)?, None));
                 }
                 let o = self.tls_options(c)?;
-                let mut w = TlsWire::connect(&addr, &o, timeout).map_err(SetupError::Tls)?;
+                let mut w = TlsWire::connect(&addr, &o, timeout)?;
                 // A refused handshake is an observation (the channel closed), not a setup
                 // error: let the steps see it as a closed connection.
                 let _ = w.handshake(Instant::now() + timeout);

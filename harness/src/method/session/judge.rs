@@ -261,7 +261,9 @@ pub fn reply(
     }
     if why.is_none() {
         if let Some(spec) = &p.payload_p1 {
-            why = super::a2a::check_p1_reply(spec, p.p1_canonical, &env).err();
+            why = super::a2a::check_p1_reply(spec, p.p1_canonical, &env)
+                .err()
+                .map(|e| e.to_string());
         }
     }
     match why {

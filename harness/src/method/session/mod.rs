@@ -17,7 +17,7 @@ pub mod endpoint;
 pub mod judge;
 pub mod steps;
 
-use super::{Cancel, Fatal, Outcome, TestMethod};
+use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};
 use crate::connect::process::Exit;
 use crate::expr::Params;
@@ -123,18 +123,18 @@ impl TestMethod for SessionMethod<'_> {
         )
     }
 
-    fn admit(&self, v: &Vector) -> Result<Method, String> {
+    fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
         let spec = &self.endpoint.spec;
         if !v.methods.contains(&Method::Session) {
             return Err("codec method only; this run uses the session method".into());
         }
         let want = v.topology.unwrap_or_default();
         if want != spec.topology {
-            return Err(format!(
+            return Err(NotApplicable(format!(
                 "needs the {} topology; the sut is set up as {}",
                 want.as_str(),
                 spec.topology.as_str()
-            ));
+            )));
         }
         let connect = v.connect.clone().unwrap_or_default();
         if v.connect.is_some() && spec.transport != Transport::Tls {

@@ -5,7 +5,7 @@
 //! result was expected).
 
 use crate::model::{VectorResult, Verdict};
-use crate::report::json::fails_run;
+use crate::report::model::fails_run;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -61,25 +61,7 @@ fn default_retries() -> u32 {
 pub const MAX_RETRIES: u32 = 10;
 
 /// A baseline file could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum BaselineError {
-    /// Unreadable.
-    #[error("{path}: {source}")]
-    Io {
-        /// File.
-        path: String,
-        /// Cause.
-        source: std::io::Error,
-    },
-    /// Not a baseline.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// File.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
-}
+pub type BaselineError = crate::diag::FileError;
 
 /// How a result departs from the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -141,32 +123,37 @@ impl Baseline {
             Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Baseline::default())
             }
-            Err(source) => {
-                return Err(BaselineError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })
-            }
+            Err(e) => return Err(crate::diag::FileError::io(path)(e)),
         };
-        Baseline::parse(&text).map_err(|message| BaselineError::Invalid {
-            path: path.display().to_string(),
-            message,
-        })
+        Ok(Baseline::parse(&text, path)?)
     }
 
-    /// Parses baseline YAML.
-    pub fn parse(text: &str) -> Result<Baseline, String> {
+    /// Parses baseline YAML; `path` names it in problems.
+    pub fn parse(text: &str, path: &std::path::Path) -> Result<Baseline, crate::diag::LoadError> {
         if text.trim().is_empty() {
             return Ok(Baseline::default());
         }
-        let b: Baseline = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
-        if let Some(f) = b.flaky.iter().find(|f| f.retries > MAX_RETRIES) {
-            return Err(format!(
-                "flaky {}: retries {} exceeds {MAX_RETRIES}",
-                f.vector, f.retries
-            ));
+        let mut sink = crate::diag::Sink::default();
+        if let Some(b) = sink.parse::<Baseline>(path, text) {
+            for f in b.flaky.iter().filter(|f| f.retries > MAX_RETRIES) {
+                sink.at(
+                    path,
+                    text,
+                    &f.vector,
+                    format!(
+                        "flaky {}: retries {} exceeds {MAX_RETRIES}",
+                        f.vector, f.retries
+                    ),
+                );
+            }
+            if sink.problems.is_empty() {
+                return Ok(b);
+            }
         }
-        Ok(b)
+        Err(crate::diag::LoadError {
+            what: "the baseline",
+            problems: sink.problems,
+        })
     }
 
     fn listed(&self, id: &str) -> Option<&ExpectedFailure> {
@@ -330,8 +317,7 @@ mod tests {
     #[test]
     fn judges_expected_unexpected_and_different() {
         let b = Baseline::parse(
-            "expected_failures:\n  - vector: a\n    verdict: fail\n    observed: \"x\"\n  - vector: b\n  - vector: c\n    verdict: timeout\n  - vector: gone\nflaky:\n  - vector: d\n",
-        )
+            "expected_failures:\n  - vector: a\n    verdict: fail\n    observed: \"x\"\n  - vector: b\n  - vector: c\n    verdict: timeout\n  - vector: gone\nflaky:\n  - vector: d\n", std::path::Path::new("b.yaml"))
         .unwrap();
         let rs = vec![
             result("a", Verdict::Fail, "x"),
@@ -363,8 +349,7 @@ mod tests {
     #[test]
     fn update_round_trips_and_then_expects_the_run() {
         let old = Baseline::parse(
-            "expected_failures:\n  - vector: a\n    reason: \"known: quote \\\" and colon\"\nflaky:\n  - vector: d\n    retries: 3\n",
-        )
+            "expected_failures:\n  - vector: a\n    reason: \"known: quote \\\" and colon\"\nflaky:\n  - vector: d\n    retries: 3\n", std::path::Path::new("b.yaml"))
         .unwrap();
         let rs = vec![
             result("a", Verdict::Fail, "x: \"y\""),
@@ -373,7 +358,7 @@ mod tests {
         ];
         let new = old.updated(&rs, false);
         let text = new.to_yaml();
-        let back = Baseline::parse(&text).unwrap();
+        let back = Baseline::parse(&text, std::path::Path::new("b.yaml")).unwrap();
         assert_eq!(back, new);
         assert_eq!(back.expected_failures.len(), 2);
         assert_eq!(
@@ -386,7 +371,11 @@ mod tests {
 
     #[test]
     fn rejects_unknown_fields_and_endless_retries() {
-        assert!(Baseline::parse("expected_failure: []\n").is_err());
-        assert!(Baseline::parse("flaky:\n  - vector: a\n    retries: 1000\n").is_err());
+        assert!(Baseline::parse("expected_failure: []\n", std::path::Path::new("b.yaml")).is_err());
+        assert!(Baseline::parse(
+            "flaky:\n  - vector: a\n    retries: 1000\n",
+            std::path::Path::new("b.yaml")
+        )
+        .is_err());
     }
 }

@@ -2,9 +2,9 @@
 //! requirement, regressions first. A regression is a vector or requirement that fails now
 //! and did not before (a new failing vector included).
 
-use super::json::Report;
 use super::requirements::ReqVerdict;
 use crate::model::{VectorResult, Verdict};
+use crate::report::model::Report;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

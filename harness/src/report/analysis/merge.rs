@@ -3,8 +3,8 @@
 //! and the options, and together cover each shard exactly once.
 
 use super::baseline::BaselineOutcome;
-use super::json::{Report, RunInfo, ShardRun};
 use crate::catalog::Catalog;
+use crate::report::model::{Report, RunInfo, ShardRun};
 
 /// Shard reports that cannot be merged.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -2,11 +2,12 @@
 //! counts by level, then every vector that did not pass with its requirements and a short
 //! transcript. Run-specific lines sit between the run markers.
 
-use super::classes::ClassStatus;
-use super::json::Report;
-use super::requirements::ReqVerdict;
+use super::summary::Summary;
 use super::{RUN_BEGIN, RUN_END};
 use crate::model::Verdict;
+use crate::report::analysis::classes::ClassStatus;
+use crate::report::analysis::requirements::ReqVerdict;
+use crate::report::model::Report;
 use std::fmt::Write;
 
 /// Transcript lines shown per failure (the last ones; the full transcript is in the JSON).
@@ -20,44 +21,32 @@ fn cell(s: &str) -> String {
 /// Renders the Markdown.
 pub fn render(rep: &Report) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# Conformance report: {} {}\n",
-        rep.sut.name, rep.sut.version
-    );
+    let sum = Summary::of(rep);
+    let _ = writeln!(s, "# {}\n", sum.title);
     let _ = writeln!(s, "{RUN_BEGIN}");
     let _ = writeln!(
         s,
         "Run {} · {} ms · commit `{}` · `{}`{}",
-        rep.run.timestamp_utc,
-        rep.run.duration_ms,
-        rep.run.runner_git_sha,
-        cell(&rep.run.command.join(" ")),
-        if rep.run.interrupted {
+        sum.run.timestamp_utc,
+        sum.run.duration_ms,
+        sum.run.runner_git_sha,
+        cell(&sum.run.command.join(" ")),
+        if sum.run.interrupted {
             " · **interrupted: partial results**"
         } else {
             ""
         }
     );
     let _ = writeln!(s, "{RUN_END}\n");
-    let verdict = if rep.run_failed { "FAILED" } else { "PASSED" };
-    let claim = if rep.claims.is_empty() {
-        "no class claim".to_owned()
-    } else {
-        rep.claims.join(", ")
-    };
-    let _ = writeln!(s, "**Run {verdict} · Claim: {claim}**\n");
+    let _ = writeln!(s, "**Run {} · Claim: {}**\n", sum.verdict(), sum.claim);
     let _ = writeln!(
         s,
-        "SUT `{}` · harness `{}`{}{}",
-        cell(&rep.sut.reported),
-        rep.harness,
-        rep.shard
-            .map(|k| format!(" · shard {k}"))
-            .unwrap_or_default(),
-        if rep.strict { " · strict" } else { "" }
+        "SUT `{}` · harness `{}`{}",
+        cell(sum.reported),
+        sum.harness,
+        sum.qualifiers
     );
-    if let Some(d) = &rep.digests {
+    if let Some(d) = sum.digests {
         let _ = writeln!(
             s,
             "\nmanifest sha256 `{}` · vector set sha256 `{}`",
@@ -88,19 +77,10 @@ pub fn render(rep: &Report) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "## Vectors\n");
-    let counts: Vec<String> = rep
-        .verdicts
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
     let _ = writeln!(
         s,
         "{} selected, {} executed: {} passed, {} failed ({})\n",
-        rep.total + rep.not_applicable.len(),
-        rep.total,
-        rep.passed,
-        rep.failed,
-        counts.join(", ")
+        sum.selected, sum.executed, sum.passed, sum.failed, sum.counts
     );
     if !rep.requirement_counts.is_empty() {
         let _ = writeln!(s, "## Requirements by level\n");
@@ -121,7 +101,7 @@ pub fn render(rep: &Report) -> String {
             s.push('\n');
         }
         let _ = write!(s, "| **all** |");
-        for (_, n) in super::requirements::totals(&rep.requirements) {
+        for (_, n) in crate::report::analysis::requirements::totals(&rep.requirements) {
             let _ = write!(s, " **{n}** |");
         }
         s.push_str("\n\n");

@@ -4,7 +4,7 @@
 use crate::catalog::requirements::Testable;
 use crate::catalog::Catalog;
 use crate::model::{VectorResult, Verdict};
-use crate::report::json::Report;
+use crate::report::model::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};

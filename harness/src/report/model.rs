@@ -2,9 +2,9 @@
 //! the `run` block is a pure function of the results, so two runs diff empty outside it.
 
 use crate::model::{TranscriptEntry, VectorResult, Verdict};
-use crate::report::baseline::BaselineOutcome;
-use crate::report::classes::ClassVerdict;
-use crate::report::requirements::RequirementVerdict;
+use crate::report::analysis::baseline::BaselineOutcome;
+use crate::report::analysis::classes::ClassVerdict;
+use crate::report::analysis::requirements::RequirementVerdict;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -231,13 +231,13 @@ impl Report {
     /// Adds what needs the catalog: a verdict per requirement and per class, the claims,
     /// and the digests of the manifest and the vector set.
     pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
-        self.requirements = crate::report::requirements::verdicts(cat, self);
-        self.requirement_counts = crate::report::requirements::counts(&self.requirements);
-        self.classes = crate::report::classes::verdicts(cat, self);
+        self.requirements = crate::report::analysis::requirements::verdicts(cat, self);
+        self.requirement_counts = crate::report::analysis::requirements::counts(&self.requirements);
+        self.classes = crate::report::analysis::classes::verdicts(cat, self);
         self.claims = self
             .classes
             .iter()
-            .filter(|c| c.status == crate::report::classes::ClassStatus::Pass)
+            .filter(|c| c.status == crate::report::analysis::classes::ClassStatus::Pass)
             .map(|c| format!("SWP {}", c.class))
             .collect();
         self.digests = Some(digests);

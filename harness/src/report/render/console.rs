@@ -1,8 +1,8 @@
 //! The console summary: one line per vector that did not pass (with its transcript for
 //! failures), then counts. Plain text so it reads the same in a terminal and a CI log.
 
-use super::json::Report;
 use crate::model::{Dir, Verdict};
+use crate::report::model::Report;
 use std::fmt::Write;
 
 /// Renders the summary.
@@ -52,25 +52,18 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
             }
         }
     }
-    let counts: Vec<String> = rep
-        .verdicts
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
+    let sum = super::summary::Summary::of(rep);
     let _ = writeln!(
         s,
         "{}: {} vectors selected, {} executed: {}",
-        rep.sut.reported,
-        rep.total + rep.not_applicable.len(),
-        rep.total,
-        counts.join(", ")
+        sum.reported, sum.selected, sum.executed, sum.counts
     );
     let _ = writeln!(
         s,
         "{} passed, {} failed{}",
-        rep.passed,
-        rep.failed,
-        if rep.run_failed { "  (run FAILED)" } else { "" }
+        sum.passed,
+        sum.failed,
+        if sum.passed_run { "" } else { "  (run FAILED)" }
     );
     s
 }

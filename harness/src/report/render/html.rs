@@ -4,11 +4,12 @@
 //! recounts the rows it sees and writes the counts into `#check`, which the browser check
 //! (`scripts/check-html-report.sh`) compares with the counts rendered here.
 
-use super::classes::ClassStatus;
-use super::json::Report;
-use super::requirements::{ReqVerdict, RequirementVerdict};
+use super::summary::Summary;
 use super::{RUN_BEGIN, RUN_END};
 use crate::model::Verdict;
+use crate::report::analysis::classes::ClassStatus;
+use crate::report::analysis::requirements::{ReqVerdict, RequirementVerdict};
+use crate::report::model::Report;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -120,24 +121,21 @@ const SCRIPT: &str = r#"
 /// Renders the page.
 pub fn render(rep: &Report) -> String {
     let mut s = String::with_capacity(64 * 1024 + rep.results.len() * 1024);
-    let title = format!("Conformance report: {} {}", rep.sut.name, rep.sut.version);
+    let sum = Summary::of(rep);
     let _ = write!(
         s,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
+        esc(&sum.title),
+        esc(&sum.title)
     );
     let _ = writeln!(
         s,
-        "<p>SUT <b>{}</b> · harness {}{}{}</p>",
-        esc(&rep.sut.reported),
-        esc(&rep.harness),
-        rep.shard
-            .map(|k| format!(" · shard {k}"))
-            .unwrap_or_default(),
-        if rep.strict { " · strict" } else { "" }
+        "<p>SUT <b>{}</b> · harness {}{}</p>",
+        esc(sum.reported),
+        esc(sum.harness),
+        sum.qualifiers
     );
-    if let Some(d) = &rep.digests {
+    if let Some(d) = sum.digests {
         let _ = writeln!(
             s,
             "<p class=\"muted\">manifest sha256 <code>{}</code> · vector set sha256 <code>{}</code></p>",
@@ -148,27 +146,22 @@ pub fn render(rep: &Report) -> String {
     let _ = writeln!(
         s,
         "{RUN_BEGIN}\n<p class=\"muted\" id=\"run\">Run {} · {} ms · commit <code>{}</code> · <code>{}</code>{}</p>\n{RUN_END}",
-        esc(&rep.run.timestamp_utc),
-        rep.run.duration_ms,
-        esc(&rep.run.runner_git_sha),
-        esc(&rep.run.command.join(" ")),
-        if rep.run.interrupted {
+        esc(&sum.run.timestamp_utc),
+        sum.run.duration_ms,
+        esc(&sum.run.runner_git_sha),
+        esc(&sum.run.command.join(" ")),
+        if sum.run.interrupted {
             " · <b>interrupted: partial results</b>"
         } else {
             ""
         }
     );
-    let claim = if rep.claims.is_empty() {
-        "no class claim".to_owned()
-    } else {
-        rep.claims.join(", ")
-    };
     let _ = writeln!(
         s,
         "<p class=\"claim\">Run <b class=\"badge {}\">{}</b> · Claim: <b id=\"claim\">{}</b></p>",
-        if rep.run_failed { "fail" } else { "pass" },
-        if rep.run_failed { "FAILED" } else { "PASSED" },
-        esc(&claim)
+        if sum.passed_run { "pass" } else { "fail" },
+        sum.verdict(),
+        esc(&sum.claim)
     );
     classes(&mut s, rep);
     counts(&mut s, rep);
@@ -219,7 +212,7 @@ fn classes(s: &mut String, rep: &Report) {
 
 fn counts(s: &mut String, rep: &Report) {
     s.push_str("<h2>Counts</h2>\n<table id=\"counts\">\n<tr><th>requirements</th><th>rendered</th><th>seen by script</th></tr>\n");
-    let totals = super::requirements::totals(&rep.requirements);
+    let totals = crate::report::analysis::requirements::totals(&rep.requirements);
     for (v, n) in &totals {
         let _ = writeln!(
             s,

@@ -6,7 +6,7 @@
 use crate::catalog::Catalog;
 use crate::class::Class;
 use crate::model::Verdict;
-use crate::report::json::Report;
+use crate::report::model::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

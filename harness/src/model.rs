@@ -85,6 +85,9 @@ pub struct TranscriptEntry {
 pub struct VectorResult {
     /// Vector id.
     pub vector_id: String,
+    /// What the vector checks, in one line (its `title`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
     /// Namespace.
     pub namespace: String,
     /// Vector file, relative to the catalog's parent.
@@ -142,6 +145,7 @@ impl VectorResult {
     ) -> Self {
         VectorResult {
             vector_id,
+            title: String::new(),
             namespace,
             path,
             method: None,

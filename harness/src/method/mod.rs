@@ -262,6 +262,7 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
         reqs,
         absolute,
     );
+    r.title.clone_from(&lv.vector.title);
     r.verdict = Verdict::NotApplicable;
     r
 }

@@ -80,6 +80,9 @@ pub struct Digests {
 pub struct Skipped {
     /// Vector id.
     pub vector_id: String,
+    /// What the vector checks.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
     /// Namespace.
     #[serde(default)]
     pub namespace: String,
@@ -217,6 +220,7 @@ impl Report {
                 .into_iter()
                 .map(|r| Skipped {
                     vector_id: r.vector_id,
+                    title: r.title,
                     namespace: r.namespace,
                     path: r.path,
                     requirements: r.requirements,
@@ -255,6 +259,7 @@ impl Report {
                 s.requirements.clone(),
                 false,
             );
+            r.title.clone_from(&s.title);
             r.verdict = s.verdict;
             r.detail = Some(s.detail.clone());
             all.push(r);

@@ -51,8 +51,10 @@ tr.doc th{background:#dde7f3}tr.sec td{background:#f7f7f7;font-style:italic}
 .claim{font-size:1.2em;margin:.4em 0}.muted{color:#666}
 pre{background:#f7f7f7;padding:6px;overflow:auto;max-height:30em;margin:0}
 #filters label{margin-right:.8em}button{font-size:12px}
-#matrix{width:100%}#matrix td.sum{min-width:22em}#matrix td.vecs{font-size:12px;max-width:30em;overflow-wrap:anywhere}
-#matrix td.id{white-space:nowrap}
+#matrix{width:100%;table-layout:fixed}#matrix th.v{font-size:11px;overflow-wrap:break-word}
+#matrix td.id{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+#matrix td.vecs{font-size:12px;overflow-wrap:anywhere}
+#vectors{width:100%;table-layout:fixed}#vectors td{overflow-wrap:anywhere}#vectors td.why{font-size:12px;color:#555}
 "#;
 
 const SCRIPT: &str = r#"
@@ -64,7 +66,7 @@ const SCRIPT: &str = r#"
   var runData=runEl?JSON.parse(runEl.textContent):{transcripts:{}};
   function count(sel){var m={};document.querySelectorAll(sel).forEach(function(tr){var v=tr.getAttribute('data-verdict');m[v]=(m[v]||0)+1;});return m;}
   var reqCounts=count('#matrix tr.req'),vecCounts=count('#vectors tr.vec');
-  function put(prefix,m){Object.keys(m).forEach(function(k){check.setAttribute('data-js-'+prefix+'-'+k,String(m[k]));var el=document.getElementById('js-'+prefix+'-'+k);if(el){el.textContent=String(m[k]);}});}
+  function put(prefix,m){Object.keys(m).forEach(function(k){check.setAttribute('data-js-'+prefix+'-'+k,String(m[k]));});}
   put('req',reqCounts);put('vec',vecCounts);
   check.setAttribute('data-js-req-total',String(document.querySelectorAll('#matrix tr.req').length));
   check.setAttribute('data-js-vec-total',String(document.querySelectorAll('#vectors tr.vec').length));
@@ -92,7 +94,7 @@ const SCRIPT: &str = r#"
     var id=b.getAttribute('data-vector'),row=document.getElementById('t-v-'+id);
     if(row){row.hidden=!row.hidden;return;}
     var d=data.vectors[id]||{},t=runData.transcripts[id]||d.transcript||[];
-    var tr=document.createElement('tr');tr.id='t-v-'+id;var td=document.createElement('td');td.colSpan=6;
+    var tr=document.createElement('tr');tr.id='t-v-'+id;var td=document.createElement('td');td.colSpan=8;
     var pre=document.createElement('pre');
     var lines=['expected: '+(d.expected||''),'observed: '+(d.observed||'')];
     if(d.detail){lines.push('detail:   '+d.detail);}
@@ -211,17 +213,17 @@ fn classes(s: &mut String, rep: &Report) {
 }
 
 fn counts(s: &mut String, rep: &Report) {
-    s.push_str("<h2>Counts</h2>\n<table id=\"counts\">\n<tr><th>requirements</th><th>rendered</th><th>seen by script</th></tr>\n");
+    s.push_str("<h2>Counts</h2>\n<table id=\"counts\">\n<tr><th>requirements</th><th></th></tr>\n");
     let totals = crate::report::analysis::requirements::totals(&rep.requirements);
     for (v, n) in &totals {
         let _ = writeln!(
             s,
-            "<tr><td>{0}</td><td class=\"num\" id=\"req-{0}\" data-count=\"{1}\">{1}</td><td class=\"num\" id=\"js-req-{0}\">0</td></tr>",
+            "<tr><td>{0}</td><td class=\"num\" id=\"req-{0}\" data-count=\"{1}\">{1}</td></tr>",
             v.as_str(),
             n
         );
     }
-    s.push_str("<tr><th>vectors</th><th></th><th></th></tr>\n");
+    s.push_str("<tr><th>vectors</th><th></th></tr>\n");
     let mut by: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &rep.results {
         *by.entry(r.verdict.as_str()).or_default() += 1;
@@ -232,7 +234,7 @@ fn counts(s: &mut String, rep: &Report) {
     for (v, n) in &by {
         let _ = writeln!(
             s,
-            "<tr><td>{0}</td><td class=\"num\" id=\"vec-{0}\" data-count=\"{1}\">{1}</td><td class=\"num\" id=\"js-vec-{0}\">0</td></tr>",
+            "<tr><td>{0}</td><td class=\"num\" id=\"vec-{0}\" data-count=\"{1}\">{1}</td></tr>",
             v, n
         );
     }
@@ -337,9 +339,14 @@ fn filters(s: &mut String, rep: &Report) {
 }
 
 fn matrix(s: &mut String, rep: &Report) {
-    s.push_str("<h2>Coverage matrix: requirements × verdicts</h2>\n<table id=\"matrix\">\n<thead><tr><th>requirement</th><th>level</th><th>§</th>");
+    // Fixed widths: the vector lists get what is left, so ids never wrap letter by letter.
+    s.push_str("<h2>Coverage matrix: requirements × verdicts</h2>\n<table id=\"matrix\">\n<colgroup><col style=\"width:8.5em\"><col style=\"width:5.5em\"><col style=\"width:3.5em\">");
+    for _ in ReqVerdict::ALL {
+        s.push_str("<col style=\"width:3.6em\">");
+    }
+    s.push_str("<col style=\"width:24%\"><col></colgroup>\n<thead><tr><th>requirement</th><th>level</th><th>§</th>");
     for v in ReqVerdict::ALL {
-        let _ = write!(s, "<th>{}</th>", v.as_str());
+        let _ = write!(s, "<th class=\"v\">{}</th>", v.as_str());
     }
     s.push_str("<th>summary</th><th>vectors</th></tr></thead>\n<tbody>\n");
     let cols = 5 + ReqVerdict::ALL.len();
@@ -390,7 +397,7 @@ fn group_counts(rs: &[&RequirementVerdict]) -> String {
 fn requirement_row(s: &mut String, r: &RequirementVerdict) {
     let _ = write!(
         s,
-        "<tr class=\"req\" id=\"r-{}\" data-verdict=\"{}\" data-level=\"{}\" data-doc=\"{}\" data-group=\"{}§{}|\"><td class=\"id\"><code>{}</code></td><td>{}</td><td>{}</td>",
+        "<tr class=\"req\" id=\"r-{}\" data-verdict=\"{}\" data-level=\"{}\" data-doc=\"{}\" data-group=\"{}§{}|\"><td class=\"id\"><code>{}</code></td><td>{}</td><td class=\"sec\">{}</td>",
         esc(&r.id),
         r.verdict.as_str(),
         esc(&r.level),
@@ -428,13 +435,19 @@ fn requirement_row(s: &mut String, r: &RequirementVerdict) {
 }
 
 fn vectors(s: &mut String, rep: &Report) {
-    s.push_str("<h2>Vectors</h2>\n<table id=\"vectors\">\n<thead><tr><th>vector</th><th>namespace</th><th>method</th><th>verdict</th><th>requirements</th><th>transcript</th></tr></thead>\n<tbody>\n");
+    s.push_str("<h2>Vectors</h2>\n<table id=\"vectors\">\n<colgroup><col style=\"width:24em\"><col style=\"width:22%\"><col style=\"width:6.5em\"><col style=\"width:7em\"><col style=\"width:7em\"><col style=\"width:10em\"><col><col style=\"width:7em\"></colgroup>\n<thead><tr><th>vector</th><th>title</th><th>namespace</th><th>method</th><th>verdict</th><th>requirements</th><th>why</th><th>transcript</th></tr></thead>\n<tbody>\n");
     for r in rep.all_results() {
+        // Why a vector did not pass, or does not apply, reads without a click.
+        let why = match r.verdict {
+            Verdict::Pass => "",
+            _ => r.detail.as_deref().unwrap_or(""),
+        };
         let _ = writeln!(
             s,
-            "<tr class=\"vec\" id=\"v-{0}\" data-verdict=\"{1}\"><td><code>{0}</code></td><td>{2}</td><td>{3}</td><td class=\"{4}\">{1}</td><td>{5}</td><td><button type=\"button\" data-vector=\"{0}\">show</button></td></tr>",
+            "<tr class=\"vec\" id=\"v-{0}\" data-verdict=\"{1}\"><td class=\"id\"><code>{0}</code></td><td>{2}</td><td>{3}</td><td>{4}</td><td class=\"{5}\">{1}</td><td>{6}</td><td class=\"why\">{7}</td><td><button type=\"button\" data-vector=\"{0}\">show</button></td></tr>",
             esc(&r.vector_id),
             r.verdict.as_str(),
+            esc(&r.title),
             esc(&r.namespace),
             r.method.map_or("", |m| m.as_str()),
             match r.verdict {
@@ -442,7 +455,8 @@ fn vectors(s: &mut String, rep: &Report) {
                 v if v.is_failure() => "fail",
                 _ => "",
             },
-            esc(&r.requirements.join(", "))
+            esc(&r.requirements.join(", ")),
+            esc(why)
         );
     }
     s.push_str("</tbody>\n</table>\n");

@@ -187,13 +187,6 @@ fn eval_signed(src: &str, params: &Params) -> Result<i128, ExprError> {
     Ok(v)
 }
 
-/// Names of the parameters `src` refers to (for applicability), without evaluating it.
-pub fn referenced(src: &str) -> impl Iterator<Item = &str> {
-    src.split("${")
-        .skip(1)
-        .filter_map(|s| s.split_once('}').map(|(n, _)| n))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

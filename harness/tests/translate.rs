@@ -128,3 +128,56 @@ fn a_translator_that_never_refuses_fails() {
     );
     assert!(f.contains(&"mcpx_0062_batch_from_06_invalid"), "{f:?}");
 }
+
+/// The catalog's warning kinds are the translator's, name for name: both matches below are
+/// exhaustive, so a kind added on either side fails to compile until it is mapped, and the
+/// names are compared through serde.
+#[test]
+fn every_warning_kind_converts_both_ways() {
+    use mcp_translate::WarningKind as Lib;
+    use swp_conform::catalog::mcpx::WarningKindSpec as Spec;
+    fn to_spec(k: Lib) -> Spec {
+        match k {
+            Lib::Dropped => Spec::Dropped,
+            Lib::Converted => Spec::Converted,
+            Lib::FallbackAdded => Spec::FallbackAdded,
+            Lib::VersionRewritten => Spec::VersionRewritten,
+            Lib::NotificationDropped => Spec::NotificationDropped,
+            Lib::AnsweredOnBehalf => Spec::AnsweredOnBehalf,
+            Lib::ResponseDropped => Spec::ResponseDropped,
+            Lib::BatchSplit => Spec::BatchSplit,
+            Lib::UnknownMethodForwarded => Spec::UnknownMethodForwarded,
+        }
+    }
+    fn to_lib(k: Spec) -> Lib {
+        match k {
+            Spec::Dropped => Lib::Dropped,
+            Spec::Converted => Lib::Converted,
+            Spec::FallbackAdded => Lib::FallbackAdded,
+            Spec::VersionRewritten => Lib::VersionRewritten,
+            Spec::NotificationDropped => Lib::NotificationDropped,
+            Spec::AnsweredOnBehalf => Lib::AnsweredOnBehalf,
+            Spec::ResponseDropped => Lib::ResponseDropped,
+            Spec::BatchSplit => Lib::BatchSplit,
+            Spec::UnknownMethodForwarded => Lib::UnknownMethodForwarded,
+        }
+    }
+    let all = [
+        Lib::Dropped,
+        Lib::Converted,
+        Lib::FallbackAdded,
+        Lib::VersionRewritten,
+        Lib::NotificationDropped,
+        Lib::AnsweredOnBehalf,
+        Lib::ResponseDropped,
+        Lib::BatchSplit,
+        Lib::UnknownMethodForwarded,
+    ];
+    for k in all {
+        let spec = to_spec(k);
+        assert_eq!(to_lib(spec), k);
+        let lib_name = serde_json::to_value(k).unwrap();
+        assert_eq!(lib_name, serde_json::to_value(spec).unwrap(), "{k:?}");
+        assert_eq!(lib_name, serde_json::Value::from(spec.as_str()), "{k:?}");
+    }
+}

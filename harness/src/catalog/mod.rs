@@ -1,6 +1,7 @@
 //! The vector catalog: vectors, the requirement registry and the spec-kit catalog index,
 //! loaded together and cross-checked.
 
+pub mod check;
 pub mod index;
 pub mod load;
 pub mod mcpx;

@@ -149,25 +149,31 @@ impl Wire for StdioWire {
     }
 }
 
-fn timed_read(sock: &mut TcpStream, deadline: Instant, buf: &mut [u8]) -> Result<usize, Recv> {
+/// Bounds the next socket read by `deadline`; a deadline already past is a timeout.
+fn read_until(sock: &TcpStream, deadline: Instant) -> Result<(), Recv> {
     let wait = deadline.saturating_duration_since(Instant::now());
     if wait.is_zero() {
         return Err(Recv::Timeout);
     }
     sock.set_read_timeout(Some(wait))
-        .map_err(|e| Recv::Broken(e.to_string()))?;
+        .map_err(|e| Recv::Broken(e.to_string()))
+}
+
+/// What a failed socket read means: the read timeout expiring is a timeout (reported as
+/// `WouldBlock` or `TimedOut` depending on the platform), anything else a broken connection.
+fn read_failure(e: &io::Error) -> Recv {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Recv::Timeout,
+        _ => Recv::Broken(e.to_string()),
+    }
+}
+
+fn timed_read(sock: &mut TcpStream, deadline: Instant, buf: &mut [u8]) -> Result<usize, Recv> {
+    read_until(sock, deadline)?;
     match sock.read(buf) {
         Ok(n) => Ok(n),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-            ) =>
-        {
-            Err(Recv::Timeout)
-        }
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(usize::MAX),
-        Err(e) => Err(Recv::Broken(e.to_string())),
+        Err(e) => Err(read_failure(&e)),
     }
 }
 
@@ -368,13 +374,7 @@ impl TlsWire {
     }
 
     fn read_records(&mut self, deadline: Instant) -> Result<(), Recv> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        if wait.is_zero() {
-            return Err(Recv::Timeout);
-        }
-        self.sock
-            .set_read_timeout(Some(wait))
-            .map_err(|e| Recv::Broken(e.to_string()))?;
+        read_until(&self.sock, deadline)?;
         match self.conn.read_tls(&mut self.sock) {
             Ok(0) => Err(Recv::Eof),
             Ok(_) => {
@@ -383,15 +383,7 @@ impl TlsWire {
                     .map_err(|e| Recv::Broken(format!("TLS: {e}")))?;
                 Ok(())
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Err(Recv::Timeout)
-            }
-            Err(e) => Err(Recv::Broken(e.to_string())),
+            Err(e) => Err(read_failure(&e)),
         }
     }
 }

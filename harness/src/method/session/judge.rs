@@ -169,9 +169,21 @@ pub fn close(conv: &mut Conv<'_>, label: &str) -> Result<String, Box<StepFailure
     }
 }
 
-/// Nothing at all for `ms`.
+/// Nothing at all for `ms`. A window that would end after the vector's hard limit is the
+/// vector's mistake: cut short, it would pass on less silence than it claims.
 pub fn silence(conv: &mut Conv<'_>, ms: u64, c: &Ctx<'_>) -> Result<String, Box<StepFailure>> {
     let d = conv.after(ms);
+    if d > conv.hard_deadline {
+        return Err(StepFailure::new(
+            Verdict::HarnessError,
+            format!(
+                "{}a silence of {ms} ms does not fit in the vector's {} ms limit (session.timing.vector_ms)",
+                c.label, conv.spec.timing.vector_ms
+            ),
+            c.expected,
+            "",
+        ));
+    }
     match conv.next(d) {
         Some(o) => Err(c.fail(
             format!("expected silence for {ms} ms, observed {}", o.short()),

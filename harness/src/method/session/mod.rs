@@ -16,6 +16,8 @@ pub mod conv;
 pub mod endpoint;
 pub mod judge;
 pub mod steps;
+#[cfg(test)]
+mod tests;
 
 use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};

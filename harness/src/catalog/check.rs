@@ -1,0 +1,423 @@
+//! Checks of one vector beyond its YAML shape: every expression evaluates, every code and
+//! requirement exists, hex is hex, each method gets the steps it can run. Problems are
+//! collected with their positions.
+
+use super::requirements::Registry;
+use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
+use crate::diag::Sink;
+use crate::expr::{self, ExprError, Params, PARAM_NAMES};
+use std::path::Path;
+
+/// Every name set to a harmless value, so expressions can be syntax-checked at load time.
+fn probe_params() -> Params {
+    PARAM_NAMES.iter().map(|&n| (n, 1u64 << 20)).collect()
+}
+
+fn check_num(sink: &mut Sink, path: &Path, text: &str, n: &Num, params: &Params) {
+    if let Num::Expr(s) = n {
+        match expr::eval(s, params) {
+            Ok(_) | Err(ExprError::Range(_)) => {}
+            Err(e) => sink.at(path, text, s, e.to_string()),
+        }
+    }
+}
+
+fn check_nums<'a>(
+    sink: &mut Sink,
+    path: &Path,
+    text: &str,
+    nums: impl IntoIterator<Item = &'a Option<Num>>,
+    params: &Params,
+) {
+    for n in nums.into_iter().flatten() {
+        check_num(sink, path, text, n, params);
+    }
+}
+
+fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
+    match d {
+        Data::Hex(h) => check_hex(sink, path, text, h),
+        Data::Fill(f) => {
+            match (&f.len, &f.body_len) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => sink.at(
+                    path,
+                    text,
+                    "fill",
+                    "fill needs exactly one of `len` or `body_len`".into(),
+                ),
+            }
+            for n in f.len.iter().chain(&f.body_len) {
+                check_num(sink, path, text, n, p);
+            }
+        }
+        Data::Text(_) | Data::Json(_) => {}
+        Data::P1(spec) => {
+            if let Err(e) = crate::p1::encode(spec) {
+                sink.at(path, text, "p1", e.to_string());
+            }
+        }
+    }
+}
+
+fn check_hex(sink: &mut Sink, path: &Path, text: &str, h: &str) {
+    let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    if !clean.len().is_multiple_of(2) || !clean.chars().all(|c| c.is_ascii_hexdigit()) {
+        sink.at(
+            path,
+            text,
+            h,
+            format!("hex {h:?}: expected an even number of hex digits"),
+        );
+    }
+}
+
+fn check_frame(sink: &mut Sink, path: &Path, text: &str, f: &FrameSpec, p: &Params) {
+    check_nums(
+        sink,
+        path,
+        text,
+        [
+            &f.version,
+            &f.profile_id,
+            &f.msg_type,
+            &f.flags,
+            &f.ts_unix_ms,
+        ],
+        p,
+    );
+    for d in [&f.msg_id, &f.payload].into_iter().flatten() {
+        check_data(sink, path, text, d, p);
+    }
+    for x in &f.extensions {
+        check_num(sink, path, text, &x.ext_type, p);
+        check_data(sink, path, text, &x.value, p);
+    }
+    let padded = [&f.msg_id, &f.payload]
+        .into_iter()
+        .flatten()
+        .chain(f.extensions.iter().map(|x| &x.value))
+        .filter(|d| matches!(d, Data::Fill(fl) if fl.body_len.is_some()))
+        .count();
+    if padded > 1 {
+        sink.at(
+            path,
+            text,
+            "body_len",
+            "only one field of a frame may use `body_len`".into(),
+        );
+    }
+}
+
+fn check_parts(sink: &mut Sink, path: &Path, text: &str, parts: &[Part], p: &Params) {
+    for part in parts {
+        match part {
+            Part::Hex(h) => check_hex(sink, path, text, h),
+            Part::U32be(n) | Part::Uvarint(n) => check_num(sink, path, text, n, p),
+            Part::Fill(f) => {
+                if f.len.is_none() {
+                    sink.at(path, text, "fill", "a raw fill needs `len`".into());
+                }
+                check_data(sink, path, text, &Data::Fill(f.clone()), p)
+            }
+            Part::Text(_) => {}
+            Part::Frame(f) | Part::Body(f) => check_frame(sink, path, text, f, p),
+            Part::Prefixed(inner) => check_parts(sink, path, text, inner, p),
+        }
+    }
+}
+
+fn check_send(sink: &mut Sink, path: &Path, text: &str, s: &Send, p: &Params) {
+    if s.translate.is_some() {
+        if s.frame.is_some()
+            || s.raw.is_some()
+            || s.identity_probe
+            || s.slow_request.is_some()
+            || s.jsonrpc_line.is_some()
+        {
+            sink.at(
+                path,
+                text,
+                "translate:",
+                "`translate` is a whole send; give nothing else with it".into(),
+            );
+        }
+        return;
+    }
+    if s.jsonrpc_line.is_some() {
+        if s.frame.is_some() || s.raw.is_some() || s.identity_probe || s.slow_request.is_some() {
+            sink.at(
+                path,
+                text,
+                "jsonrpc_line",
+                "`jsonrpc_line` is a whole send; give no `frame`, `raw`, `identity_probe` or `slow_request` with it".into(),
+            );
+        }
+        return;
+    }
+    if s.identity_probe || s.slow_request.is_some() {
+        if s.frame.is_some() || s.raw.is_some() || (s.identity_probe && s.slow_request.is_some()) {
+            sink.at(
+                path,
+                text,
+                "send:",
+                "identity_probe and slow_request replace `frame`/`raw`; give only one".into(),
+            );
+        }
+        if let Some(d) = &s.slow_request {
+            check_data(sink, path, text, d, p);
+        }
+        return;
+    }
+    match (&s.frame, &s.raw) {
+        (Some(f), None) => check_frame(sink, path, text, f, p),
+        (None, Some(parts)) => check_parts(sink, path, text, parts, p),
+        _ => sink.at(
+            path,
+            text,
+            "send:",
+            "send needs exactly one of `frame` or `raw`".into(),
+        ),
+    }
+}
+
+fn check_code(sink: &mut Sink, path: &Path, text: &str, code: &str) {
+    if code.parse::<crate::frames::ErrorCode>().is_err() {
+        sink.at(
+            path,
+            text,
+            code,
+            format!("{code:?} is not a canonical ERR_* code (see error-codes.md §2)"),
+        );
+    }
+}
+
+/// Records every problem of vector `v` (from `path`, whose text is `text`).
+pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Vector) {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if v.id != stem {
+        sink.at(
+            path,
+            text,
+            "id:",
+            format!("id {:?} must equal the file name {stem:?}", v.id),
+        );
+    }
+    let dir = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    if v.namespace != dir {
+        sink.at(
+            path,
+            text,
+            "namespace:",
+            format!(
+                "namespace {:?} must equal the directory {dir:?}",
+                v.namespace
+            ),
+        );
+    }
+    if !v.id.starts_with(&format!("{}_", v.namespace)) {
+        sink.at(
+            path,
+            text,
+            "id:",
+            format!(
+                "id {:?} must start with the namespace and an underscore",
+                v.id
+            ),
+        );
+    }
+    if v.requirements.is_empty() {
+        sink.at(path, text, "requirements:", "at least one requirement ID is needed: a vector that tests nothing named is not traceable".into());
+    }
+    for r in &v.requirements {
+        if reg.resolve(r).is_none() {
+            sink.at(
+                path,
+                text,
+                r,
+                format!(
+                    "unknown requirement {r:?}: expected an ID or alias from vectors/requirements/"
+                ),
+            );
+        }
+    }
+    if v.methods.is_empty() {
+        sink.at(
+            path,
+            text,
+            "methods:",
+            "at least one method (codec, session) is needed".into(),
+        );
+    }
+    if v.steps.is_empty() {
+        sink.at(path, text, "steps:", "at least one step is needed".into());
+    }
+    let p = probe_params();
+    for c in &v.applies_when.holds {
+        match expr::holds(c, &p) {
+            Ok(_) | Err(ExprError::Range(_)) => {}
+            Err(e) => sink.at(path, text, c, e.to_string()),
+        }
+    }
+    for s in &v.steps {
+        let actions = usize::from(s.send.is_some())
+            + usize::from(s.end)
+            + usize::from(s.corrupt_record)
+            + usize::from(s.replay_record);
+        match (&s.send, actions) {
+            (Some(send), 1) => check_send(sink, path, text, send, &p),
+            (None, 1) => {}
+            _ => sink.at(
+                path,
+                text,
+                "steps:",
+                "each step needs exactly one of `send`, `end: true` or `corrupt_record: true`"
+                    .into(),
+            ),
+        }
+        for n in s.repeat.iter().chain(&s.at_ms) {
+            check_num(sink, path, text, n, &p);
+        }
+        for e in s.expect.as_slice() {
+            match e {
+                Expect::Reject(RejectSpec::Code(c)) => check_code(sink, path, text, c),
+                Expect::Reject(RejectSpec::Full(f)) => {
+                    for r in &f.code_requirements {
+                        if reg.resolve(r).is_none() {
+                            sink.at(
+                                path,
+                                text,
+                                r,
+                                format!("unknown requirement {r:?} in code_requirements"),
+                            );
+                        }
+                    }
+                    check_code(sink, path, text, &f.code);
+                    for c in &f.also {
+                        check_code(sink, path, text, c);
+                    }
+                }
+                Expect::Accept(a) => {
+                    if let Some(f) = &a.fields {
+                        check_nums(
+                            sink,
+                            path,
+                            text,
+                            [
+                                &f.version,
+                                &f.profile_id,
+                                &f.msg_type,
+                                &f.flags,
+                                &f.ts_unix_ms,
+                            ],
+                            &p,
+                        );
+                        for d in [&f.msg_id, &f.payload].into_iter().flatten() {
+                            check_data(sink, path, text, d, &p);
+                        }
+                    }
+                    if let Some(n) = &a.unknown_flags {
+                        check_num(sink, path, text, n, &p);
+                    }
+                }
+                Expect::Silence(s) => check_num(sink, path, text, &s.ms, &p),
+                Expect::Reply(r) => {
+                    for n in r.profile_id.iter().chain(&r.msg_type) {
+                        check_num(sink, path, text, n, &p);
+                    }
+                    if let Some(d) = &r.payload {
+                        check_data(sink, path, text, d, &p);
+                    }
+                    if let Some(spec) = &r.payload_p1 {
+                        if let Err(e) = crate::p1::encode(spec) {
+                            sink.at(path, text, "payload_p1", e.to_string());
+                        }
+                    }
+                }
+                Expect::A2aTasks(tasks) => {
+                    for t in tasks {
+                        for b in std::iter::once(&t.task_id).chain(&t.output) {
+                            if let Err(e) = crate::p1::bytes_value(b) {
+                                sink.at(path, text, b, e.to_string());
+                            }
+                        }
+                    }
+                }
+                Expect::NoResponse(n) => check_num(sink, path, text, &n.ms, &p),
+                Expect::Response(r) => {
+                    if r.result.is_some() && r.error.is_some() {
+                        sink.at(
+                            path,
+                            text,
+                            "response:",
+                            "a response expects `result` or `error`, not both".into(),
+                        );
+                    }
+                }
+                Expect::Nothing
+                | Expect::Close
+                | Expect::Identity
+                | Expect::Forwarded
+                | Expect::Translated(_)
+                | Expect::TranslationError(_)
+                | Expect::Arrives(_) => {}
+            }
+        }
+    }
+    check_mcp_native(sink, path, text, v);
+    for (needle, message) in super::mcpx::problems(v) {
+        sink.at(path, text, needle, message);
+    }
+}
+
+/// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);
+/// they cannot mix with the SWP methods.
+fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
+    let native = v.methods.iter().any(|m| m.is_jsonrpc());
+    if native && !v.methods.iter().all(|m| m.is_jsonrpc()) {
+        sink.at(
+            path,
+            text,
+            "methods:",
+            "the mcp_native and mcp_gateway methods cannot be combined with codec or session"
+                .into(),
+        );
+    }
+    let (mut foreign, mut misplaced) = (false, false);
+    for s in &v.steps {
+        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
+        let is_json = |e: &Expect| matches!(e, Expect::Response(_) | Expect::NoResponse(_));
+        let exp = s.expect.as_slice();
+        let json_expect = exp.iter().any(is_json);
+        let other_expect = exp
+            .iter()
+            .any(|e| !is_json(e) && !matches!(e, Expect::Nothing));
+        foreign |= native && (!line || other_expect || s.repeat.is_some() || s.at_ms.is_some());
+        // The mcp_proxy method sends `jsonrpc_line` too (catalog::mcpx checks it).
+        let proxy = v.methods.contains(&Method::McpProxy);
+        misplaced |= !native && ((line && !proxy) || json_expect);
+    }
+    if foreign {
+        sink.at(
+            path,
+            text,
+            "steps:",
+            "an mcp_native step sends a `jsonrpc_line` and expects `response`, `no_response` or `nothing` (no repeat, at_ms)".into(),
+        );
+    }
+    if misplaced {
+        sink.at(
+            path,
+            text,
+            "steps:",
+            "`jsonrpc_line`, `response` and `no_response` need `methods: [mcp_native]` or `[mcp_gateway]`".into(),
+        );
+    }
+}

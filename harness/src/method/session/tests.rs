@@ -1,0 +1,451 @@
+//! The session method's judgement against an in-memory endpoint on a virtual clock, in the
+//! manner of quinn-proto's `Pair`: a scripted peer answers each frame the harness sends,
+//! after a delay on the virtual clock, so every observation path (error frame, close, probe,
+//! silence, garbage) is exercised without sockets and without waiting.
+
+use super::conv::{Clock, Conv};
+use super::{steps, Inputs, StepFailure};
+use crate::connect::wire::{Recv, Wire};
+use crate::expr::Params;
+use crate::frames::{e1, Envelope, ErrorCode, Extensions, FrameDecoder, Limits};
+use crate::materialize::{Action, ConcreteStep, Expectation};
+use crate::model::Verdict;
+use crate::sut::SessionSpec;
+use bytes::Bytes;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Time that moves only when the session method waits.
+#[derive(Clone)]
+struct VirtualClock(Arc<Mutex<Instant>>);
+
+impl VirtualClock {
+    fn new() -> Self {
+        VirtualClock(Arc::new(Mutex::new(Instant::now())))
+    }
+    fn advance_to(&self, t: Instant) {
+        let mut now = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if t > *now {
+            *now = t;
+        }
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Instant {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn sleep_until(&self, t: Instant) {
+        self.advance_to(t);
+    }
+}
+
+/// What the scripted peer does with one frame: events after a delay in ms.
+type Script = Box<dyn FnMut(&Envelope) -> Vec<(u64, Recv)> + Send>;
+
+/// An endpoint in memory: frames the harness sends are decoded and handed to the script;
+/// what the script answers arrives on the virtual clock.
+struct MemWire {
+    clock: VirtualClock,
+    frames: FrameDecoder,
+    script: Script,
+    queue: Vec<(Instant, Recv)>,
+    closed: bool,
+}
+
+impl MemWire {
+    fn new(clock: &VirtualClock, script: Script) -> Self {
+        MemWire {
+            clock: clock.clone(),
+            frames: FrameDecoder::new(unbounded()),
+            script,
+            queue: Vec::new(),
+            closed: false,
+        }
+    }
+}
+
+fn unbounded() -> Limits {
+    Limits {
+        max_frame_bytes: u32::MAX,
+        min_msg_id_bytes: 1,
+        max_msg_id_bytes: usize::MAX,
+        max_ext_bytes: usize::MAX,
+        max_payload_bytes: usize::MAX,
+    }
+}
+
+impl Wire for MemWire {
+    fn send(&mut self, b: &[u8]) -> io::Result<()> {
+        if self.closed {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"));
+        }
+        self.frames.feed(b);
+        while let Ok(Some(body)) = self.frames.next_body() {
+            let Ok(env) = e1::decode(&body, &unbounded()) else {
+                continue;
+            };
+            let now = self.clock.now();
+            for (ms, r) in (self.script)(&env) {
+                self.queue.push((now + Duration::from_millis(ms), r));
+            }
+        }
+        Ok(())
+    }
+
+    fn half_close(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Recv {
+        self.queue.sort_by_key(|(t, _)| *t);
+        match self.queue.first() {
+            Some((t, _)) if *t <= deadline => {
+                let (t, r) = self.queue.remove(0);
+                self.clock.advance_to(t);
+                if r == Recv::Eof {
+                    self.closed = true;
+                }
+                r
+            }
+            _ => {
+                self.clock.advance_to(deadline);
+                Recv::Timeout
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+}
+
+/// A frame, prefixed, from the endpoint.
+fn frame(profile_id: u64, msg_type: u64, msg_id: &Bytes, payload: &str) -> Recv {
+    let env = Envelope {
+        version: 1,
+        profile_id,
+        msg_type,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: msg_id.clone(),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::copy_from_slice(payload.as_bytes()),
+    };
+    Recv::Data(
+        e1::frame_bytes(&env)
+            .map(|b| b.to_vec())
+            .unwrap_or_default(),
+    )
+}
+
+fn error_frame(msg_id: &Bytes, code: &str) -> Recv {
+    frame(
+        1,
+        2,
+        msg_id,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"no","data":{{"swp_error":"{code}"}}}}}}"#
+        ),
+    )
+}
+
+fn is_probe(e: &Envelope) -> bool {
+    e.msg_id.starts_with(b"swp-probe")
+}
+
+fn payload_is(e: &Envelope, s: &str) -> bool {
+    e.payload[..] == *s.as_bytes()
+}
+
+/// An endpoint that answers the probe after `ms` and treats every frame whose payload is
+/// `bad` with `on_bad`.
+fn endpoint(
+    ms: u64,
+    mut on_bad: impl FnMut(&Envelope) -> Vec<(u64, Recv)> + Send + 'static,
+) -> Script {
+    Box::new(move |e| {
+        if is_probe(e) {
+            vec![(
+                ms,
+                frame(
+                    1,
+                    2,
+                    &e.msg_id,
+                    r#"{"jsonrpc":"2.0","id":"probe","result":{}}"#,
+                ),
+            )]
+        } else if payload_is(e, "bad") {
+            on_bad(e)
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+const ERROR_FRAMES: &str = "transport: tcp\nreject_signal: {mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}\nprobe: {frame: {profile_id: 1, msg_type: 1, payload: {json: {jsonrpc: '2.0', id: probe, method: ping}}}, reply_profile_id: 1, reply_msg_type: 2}\n";
+
+/// The error-frame manifest, or with another `reject_signal` when `reject` is not empty.
+fn spec(reject: &str) -> SessionSpec {
+    let text = if reject.is_empty() {
+        ERROR_FRAMES.to_owned()
+    } else {
+        ERROR_FRAMES.replace(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}",
+            reject,
+        )
+    };
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn send(payload: &str, n: u64, expect: Vec<Expectation>) -> ConcreteStep {
+    let env = Envelope {
+        version: 1,
+        profile_id: 1,
+        msg_type: 1,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from(format!("msg-id-{n:04}")),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::copy_from_slice(payload.as_bytes()),
+    };
+    ConcreteStep {
+        step: n as usize,
+        rep: 0,
+        note: None,
+        upstream: false,
+        now_ms: 0,
+        action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
+        expect,
+    }
+}
+
+fn accept() -> Expectation {
+    Expectation::Accept {
+        fields: Default::default(),
+        unknown_flags: None,
+    }
+}
+
+fn reject(code: ErrorCode) -> Expectation {
+    Expectation::Reject {
+        allowed: vec![code],
+        terminates: None,
+        code_requirements: vec!["CORE-040".into()],
+    }
+}
+
+/// Runs `steps` against `script` with `spec`; the outcome and the virtual time it took.
+fn run(
+    spec: &SessionSpec,
+    script: Script,
+    steps: &[ConcreteStep],
+) -> (Result<steps::Summary, Box<StepFailure>>, Duration) {
+    let clock = VirtualClock::new();
+    let t0 = clock.now();
+    let wire = MemWire::new(&clock, script);
+    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, true);
+    let mut params = Params::new();
+    params.insert("NOW_MS", 0);
+    let mut requests = Default::default();
+    let mut inputs = Inputs {
+        params: &params,
+        requests: &mut requests,
+        identity: None,
+        identity_probe: None,
+    };
+    let r = steps::run_steps(&mut conv, steps, &mut inputs, 0);
+    (r, clock.now() - t0)
+}
+
+fn failure(r: Result<steps::Summary, Box<StepFailure>>) -> StepFailure {
+    match r {
+        Ok(s) => panic!("expected a failure, the vector passed: {s:?}"),
+        Err(f) => *f,
+    }
+}
+
+#[test]
+fn an_accept_is_confirmed_by_the_probe() {
+    let (r, _) = run(
+        &spec(""),
+        endpoint(5, |_| Vec::new()),
+        &[send("ok", 1, vec![accept()]), send("ok", 2, vec![accept()])],
+    );
+    let s = r.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.expected, "accept ×2");
+    assert_eq!(s.observed, "accepted ×2");
+}
+
+#[test]
+fn a_reject_with_the_expected_code_passes_and_records_it() {
+    let (r, _) = run(
+        &spec(""),
+        endpoint(5, |e| {
+            vec![(2, error_frame(&e.msg_id, "ERR_INVALID_FRAME"))]
+        }),
+        &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+    );
+    let s = r.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.code.as_deref(), Some("ERR_INVALID_FRAME"));
+}
+
+#[test]
+fn another_code_fails_only_at_the_code_requirement() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |e| {
+                vec![(2, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE"))]
+            }),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert_eq!(f.code.as_deref(), Some("ERR_INVALID_ENVELOPE"));
+    assert_eq!(f.code_only, Some(vec!["CORE-040".to_owned()]), "{f:?}");
+}
+
+#[test]
+fn silence_where_a_reject_belongs_is_an_accept_when_the_probe_is_answered() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |_| Vec::new()),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(
+        f.why.starts_with("accepted: no reject within 3000 ms"),
+        "{}",
+        f.why
+    );
+}
+
+#[test]
+fn silence_with_an_unanswered_probe_is_a_timeout() {
+    let (r, took) = run(
+        &spec(""),
+        Box::new(|_| Vec::new()),
+        &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+    );
+    let f = failure(r);
+    assert_eq!(f.verdict, Verdict::Timeout, "{f:?}");
+    // One step for the reject, one for the probe: 6 s of virtual time, none of it waited.
+    assert_eq!(took, Duration::from_millis(6000));
+}
+
+#[test]
+fn a_close_is_the_reject_of_a_close_only_endpoint_and_hides_its_code() {
+    let (r, _) = run(
+        &spec("{mode: close}"),
+        endpoint(5, |_| vec![(1, Recv::Eof)]),
+        &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+    );
+    let f = failure(r);
+    assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
+}
+
+#[test]
+fn a_close_where_the_manifest_promises_error_frames_fails() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |_| vec![(1, Recv::Eof)]),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(
+        f.why
+            .contains("without the error frame the manifest promises"),
+        "{}",
+        f.why
+    );
+}
+
+#[test]
+fn an_error_frame_for_an_accepted_frame_names_its_step() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |e| {
+                vec![(2, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE"))]
+            }),
+            &[
+                send("ok", 1, vec![accept()]),
+                send("bad", 2, vec![accept()]),
+            ],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert_eq!(
+        f.why,
+        "step 3: rejected with ERR_INVALID_ENVELOPE, expected accept"
+    );
+}
+
+#[test]
+fn output_that_is_not_framing_fails_the_accept() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |_| {
+                vec![(1, Recv::Data(b"HTTP/1.1 400 Bad Request\r\n".to_vec()))]
+            }),
+            &[send("bad", 1, vec![accept()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(f.why.contains("not valid framing"), "{}", f.why);
+}
+
+#[test]
+fn silence_is_watched_on_the_clock_not_waited_for() {
+    let (r, took) = run(
+        &spec(""),
+        endpoint(5, |_| Vec::new()),
+        &[send("quiet", 1, vec![Expectation::Silence { ms: 20_000 }])],
+    );
+    r.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(took, Duration::from_millis(20_000));
+}
+
+#[test]
+fn a_silence_longer_than_the_vector_limit_is_the_vectors_mistake_not_a_pass() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |_| Vec::new()),
+            &[send("quiet", 1, vec![Expectation::Silence { ms: 60_000 }])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::HarnessError, "{f:?}");
+}
+
+#[test]
+fn a_frame_during_an_expected_silence_fails_it() {
+    let f = failure(
+        run(
+            &spec(""),
+            endpoint(5, |e| vec![(10, frame(1, 2, &e.msg_id, "{}"))]),
+            &[send("bad", 1, vec![Expectation::Silence { ms: 1_000 }])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(
+        f.why
+            .contains("expected silence for 1000 ms, observed frame"),
+        "{}",
+        f.why
+    );
+}

@@ -708,3 +708,93 @@ fn d7_swp_stream_output_is_bounded_whatever_the_id() {
     }
     assert_eq!(partials, 16);
 }
+
+// ---------------------------------------------------------------------------------------
+// The issue's "done when": a measurement, not a fast test (docs/performance.md).
+
+/// The listening socket's accept queue on `port` (connections the server has not taken).
+fn accept_queue(port: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = format!(":{port:04X}");
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() > 4 && f[1].ends_with(&local) && f[3] == "0A")
+            .then(|| u64::from_str_radix(f[4].split(':').nth(1)?, 16).ok())
+            .flatten()
+    })
+}
+
+/// Under `ulimit -n 1024`: 1,100 idle connections, then 200 slowloris connections that
+/// each send one more octet every second, then fresh clients, one at a time. Prints the
+/// fresh clients' round trips and the server's RSS and descriptors.
+fn flood_and_probe(name: &str, p: &Proc, slow_start: &'static [u8], probe: impl Fn(u16) -> bool) {
+    let rss_start = p.rss_kib();
+    let idle = flood(p.port, 1100);
+    let slow = flood(p.port, 200);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickle = {
+        let mut slow: Vec<TcpStream> = slow.iter().map(|s| s.try_clone().unwrap()).collect();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            for s in &mut slow {
+                let _ = s.write_all(slow_start);
+            }
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for s in &mut slow {
+                    let _ = s.write_all(b"X");
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    wait_until("the server has taken every pending connection", || {
+        accept_queue(p.port) == Some(0)
+    });
+    let mut trips: Vec<Duration> = (0..50)
+        .map(|_| {
+            let t = Instant::now();
+            assert!(probe(p.port), "{name}: a fresh client was not answered");
+            t.elapsed()
+        })
+        .collect();
+    trips.sort();
+    let (rss, fds) = (p.rss_kib(), p.fd_count());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    trickle.join().unwrap();
+    println!(
+        "{name}: {} idle + {} slowloris open client-side; fresh client round trip \
+         median {:?}, p90 {:?}, max {:?} (50 clients); server RSS {} KiB at start, {} KiB \
+         under the flood; {} descriptors",
+        idle.len(),
+        slow.len(),
+        trips[25],
+        trips[45],
+        trips[49],
+        rss_start,
+        rss,
+        fds
+    );
+    // "Within 100 ms" is the figure docs/performance.md records, measured on a quiet
+    // machine; here the bound is loose so a loaded CI machine cannot fail it by being slow.
+    assert!(
+        trips[49] < Duration::from_secs(2),
+        "{name}: {:?}",
+        trips[49]
+    );
+}
+
+#[test]
+#[ignore = "a measurement: cargo test -p swp-ref --release --test hostile -- --ignored --nocapture"]
+fn flood_1100_idle_and_200_slowloris_leave_room_for_a_fresh_client() {
+    let s = Proc::start(
+        "flood-serve",
+        &["serve", "--listen", "tcp://127.0.0.1:0"],
+        Some(1024),
+    );
+    flood_and_probe("serve", &s, &[0, 0, 4], swp_ping);
+    drop(s);
+    let g = gateway("flood-gw", &[], Some(1024));
+    flood_and_probe("mcp-gateway", &g, b"POST /mcp HTTP/1.1\r\n", |port| {
+        post(port, "", PING).0 == 200
+    });
+}

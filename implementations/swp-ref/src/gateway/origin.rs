@@ -67,7 +67,7 @@ fn is_loopback_origin(o: &str) -> bool {
     host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| crate::serve::listen::is_loopback(ip))
+            .is_ok_and(crate::serve::listen::is_loopback)
 }
 
 fn valid_port(p: &str) -> bool {

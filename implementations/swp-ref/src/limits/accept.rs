@@ -35,7 +35,7 @@ impl Backoff {
             None => BACKOFF_MIN,
             Some(d) => (d * 2).min(BACKOFF_MAX),
         };
-        if self.next.is_none() || self.failures % 64 == 0 {
+        if self.next.is_none() || self.failures & 63 == 0 {
             eprintln!("{who}: accept failed: {e}; retrying in {pause:?}");
         }
         self.failures += 1;

@@ -3,8 +3,6 @@
 //! client, and what /proc says about a server (CPU time, descriptors, RSS, socket queues
 //! and timers).
 
-#![allow(dead_code)]
-
 use bytes::Bytes;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

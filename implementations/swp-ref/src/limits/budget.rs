@@ -73,6 +73,10 @@ impl Charge {
     /// Sets what this connection holds to `n` octets. On error nothing changes: the caller
     /// is expected to drop what it buffered (and the connection).
     pub fn set(&mut self, n: usize) -> Result<(), OverBudget> {
+        if n == self.held {
+            // The common case (nothing buffered before or after): no shared write.
+            return Ok(());
+        }
         if n > self.budget.per_connection {
             return Err(OverBudget::Connection {
                 want: n,

@@ -63,6 +63,14 @@ enum Limit {
     Body,
 }
 
+/// What the limit timer is armed for: idleness, or the body timeout of one frame (by its
+/// number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LimitKey {
+    Idle,
+    Body(u64),
+}
+
 enum Step {
     Read(io::Result<usize>),
     Timer,
@@ -108,7 +116,7 @@ where
     // The limit timer: idle, or the current frame's body timeout.
     let limit_sleep = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(limit_sleep);
-    let mut limit_armed: Option<(Instant, Limit)> = None;
+    let mut limit_armed: Option<LimitKey> = None;
     let mut poll_until: Option<Instant> = None;
     let mut eof = false;
     let mut last_input = Instant::now();
@@ -123,16 +131,23 @@ where
             }
             armed = deadline;
         }
+        // The limit timer is re-armed when what it guards changes (a new frame, idle
+        // again), not after every read: an idle deadline that has moved on is noticed when
+        // the timer fires, and re-armed then. That keeps the timer wheel off the hot path.
         let limit = if conn.partial_input() > 0 {
-            edge.body_timeout.map(|t| (frame_since + t, Limit::Body))
+            edge.body_timeout.map(|_| LimitKey::Body(frame_no))
         } else if !eof && !conn.has_pending() {
-            edge.idle_timeout.map(|t| (last_input + t, Limit::Idle))
+            edge.idle_timeout.map(|_| LimitKey::Idle)
         } else {
             None
         };
         if limit != limit_armed {
-            if let Some((at, _)) = limit {
-                limit_sleep.as_mut().reset(at);
+            match (limit, edge.body_timeout, edge.idle_timeout) {
+                (Some(LimitKey::Body(_)), Some(t), _) => {
+                    limit_sleep.as_mut().reset(frame_since + t)
+                }
+                (Some(LimitKey::Idle), _, Some(t)) => limit_sleep.as_mut().reset(last_input + t),
+                _ => {}
             }
             limit_armed = limit;
         }
@@ -145,7 +160,10 @@ where
                 r = stream.read(&mut buf), if !eof => Some(Step::Read(r)),
                 () = &mut sleep, if armed.is_some() => Some(Step::Timer),
                 () = &mut limit_sleep, if limit_armed.is_some() => {
-                    limit_armed.map(|(_, l)| Step::Limit(l))
+                    limit_armed.map(|k| Step::Limit(match k {
+                        LimitKey::Idle => Limit::Idle,
+                        LimitKey::Body(_) => Limit::Body,
+                    }))
                 }
                 () = tokio::task::yield_now(), if polling => None,
             };
@@ -160,9 +178,18 @@ where
         }
         match step {
             Step::Shutdown => break Ended::Shutdown,
-            // Evicted for a newcomer, or idle too long: nothing is in progress, so a plain
-            // close loses nothing.
-            Step::Evicted | Step::Limit(Limit::Idle) => break Ended::Closed,
+            Step::Limit(Limit::Idle) => {
+                let due = edge.idle_timeout.map(|t| last_input + t);
+                if let Some(due) = due.filter(|d| *d > Instant::now()) {
+                    // Input came since the timer was armed: wait for the real deadline.
+                    limit_sleep.as_mut().reset(due);
+                    continue;
+                }
+                // Idle too long: nothing is in progress, so a plain close loses nothing.
+                break Ended::Closed;
+            }
+            // Evicted for a newcomer: idle too, so nothing is lost either.
+            Step::Evicted => break Ended::Closed,
             Step::Read(Ok(0)) => {
                 eof = true;
                 conn.on_eof(now_ms());

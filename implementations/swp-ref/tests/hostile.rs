@@ -625,10 +625,42 @@ fn d6_the_gateway_drops_slow_heads_stalled_bodies_and_idle_connections() {
     let mut c = TcpStream::connect(("127.0.0.1", g.port)).unwrap();
     c.set_read_timeout(Some(DEADLINE)).unwrap();
     assert!(closed_by_peer(&mut c), "the idle connection stays open");
-    // An idle WebSocket.
+    // An idle WebSocket is closed with 1001...
     let mut ws = Ws::open(g.port, "").unwrap();
-    let close = ws.recv().expect("a close frame");
-    assert_eq!(close.0, 8);
+    let (op, payload) = ws.recv().expect("a close frame");
+    assert_eq!((op, &payload[..2]), (8, &1001u16.to_be_bytes()[..]));
+    // ...and one whose message stalls, with 1008.
+    let mut ws = Ws::open(g.port, "").unwrap();
+    ws.s.write_all(&[0x81, 0x80 | 100, 1, 2, 3, 4, b'{'])
+        .unwrap();
+    let (op, payload) = ws.recv().expect("a close frame");
+    assert_eq!((op, &payload[..2]), (8, &1008u16.to_be_bytes()[..]));
+}
+
+#[test]
+fn d6_the_relay_caps_connections_and_drops_idle_ones() {
+    let up = Proc::start(
+        "d6-relay-up",
+        &["serve", "--listen", "tcp://127.0.0.1:0"],
+        None,
+    );
+    let upstream = format!("tcp://127.0.0.1:{}", up.port);
+    let mut args = vec!["relay", "--listen", "127.0.0.1:0", "--upstream", &upstream];
+    args.extend(flags(&["--max-connections", "1", "--idle-timeout", "1s"]));
+    let r = Proc::start("d6-relay", &args, None);
+    let mut first = r.connect();
+    first.write_all(&request(ID, "1", "ping", "{}")).unwrap();
+    assert_eq!(&read_frame(&mut first).unwrap().unwrap().msg_id[..], ID);
+    // Over the cap: refused while the first is open.
+    let mut second = r.connect();
+    assert!(
+        closed_by_peer(&mut second),
+        "a connection over the cap was kept"
+    );
+    // The first, now idle, is closed after the idle timeout.
+    assert!(closed_by_peer(&mut first), "the idle connection stays open");
+    // Its slot is free again.
+    wait_until("the relay serves a new client", || swp_ping(r.port));
 }
 
 #[test]

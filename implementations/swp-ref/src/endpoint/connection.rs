@@ -745,6 +745,47 @@ mod tests {
     }
 
     #[test]
+    fn held_bytes_count_the_partial_frame_and_the_delayed_replies() {
+        let config = Config {
+            max_pending_bytes: 100,
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        let p = ping(ID);
+        c.on_bytes(&p[..10], 0);
+        assert_eq!(
+            (c.partial_input(), c.held_bytes(), c.frames_started()),
+            (10, 10, 1)
+        );
+        c.on_bytes(&p[10..], 0);
+        assert_eq!(c.held_bytes(), 0);
+        drain(&mut c);
+        // A delayed reply holds its msg_id and payload until it is sent...
+        c.on_bytes(&request(ID, "swp/delay", r#"{"ms":10}"#), 0);
+        assert!(c.has_pending());
+        let held = c.held_bytes();
+        assert!(held > ID.len(), "{held}");
+        // ...and a second one, passing the 100-octet cap, is refused like the count cap.
+        c.on_bytes(
+            &request(b"req-000000000009", "swp/delay", r#"{"ms":10}"#),
+            0,
+        );
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_RATE_LIMIT_EXCEEDED");
+        c.on_timer(10);
+        assert_eq!(&drain(&mut c).frames[0].msg_id[..], ID);
+        assert_eq!(c.held_bytes(), 0);
+        // The edge can end the connection for a limit: an error frame, then Close.
+        c.on_bytes(&p[..3], 20);
+        c.abort(ErrorCode::InvalidFrame, "too slow", 21);
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_INVALID_FRAME");
+        assert_eq!(&d.frames[0].msg_id[..], b"swp-err-00000001");
+        assert!(d.closed);
+        assert_eq!(c.held_bytes(), 0);
+    }
+
+    #[test]
     fn oversized_prefix_gets_an_error_frame_then_close() {
         let mut c = Connection::new(Config::default(), None);
         c.on_bytes(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3], 42);

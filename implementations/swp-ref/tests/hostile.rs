@@ -500,6 +500,35 @@ fn d6_serve_drops_slowloris_frames_and_idle_connections() {
 }
 
 #[test]
+fn d6_serve_drops_a_peer_that_never_reads_its_replies() {
+    let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+    args.extend(flags(&["--body-timeout", "300ms"]));
+    let s = Proc::start("d6-noread", &args, None);
+    let fds_before = s.fd_count();
+    let mut c = s.connect();
+    c.set_write_timeout(Some(DEADLINE)).unwrap();
+    // 1 MiB echoes, about 2 MiB of reply each, never read: the socket buffers fill, the
+    // server's write waits, and the peer is dropped once the wait passes the timeout.
+    let msg = "m".repeat(1 << 20);
+    let call = format!(r#"{{"name":"echo","arguments":{{"message":"{msg}"}}}}"#);
+    let req = request(ID, "1", "tools/call", &call);
+    let err = (0..256)
+        .find_map(|_| c.write_all(&req).err())
+        .expect("the server stops taking requests from a peer that never reads");
+    assert!(
+        matches!(
+            err.kind(),
+            std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+        ),
+        "the connection was kept: {err}"
+    );
+    drop(c);
+    wait_until("the connection's descriptor is released", || {
+        s.fd_count() <= fds_before
+    });
+}
+
+#[test]
 fn d6_serve_caps_connections_without_disturbing_busy_ones() {
     let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
     args.extend(flags(&["--max-connections", "2"]));

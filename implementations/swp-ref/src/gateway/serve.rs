@@ -448,6 +448,20 @@ impl Conn {
         Ok(Got::Data)
     }
 
+    /// Writes `bytes`; a client that does not read them within the body timeout loses the
+    /// connection rather than holding it (and the reply) forever.
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let t = self.limits.body_timeout;
+        tokio::time::timeout(t, self.stream.write_all(bytes))
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client did not read its response in time",
+                ))
+            })
+    }
+
     /// The deadline for input: the idle timeout from `since` while nothing is buffered,
     /// else `limit` from when the current unit began.
     fn deadline(
@@ -604,7 +618,7 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
             outcome.body.as_deref().unwrap_or_default(),
             extra,
         );
-        conn.stream.write_all(&resp).await?;
+        conn.send(&resp).await?;
         if close {
             return conn.stream.shutdown().await;
         }
@@ -675,16 +689,12 @@ async fn serve_ws(
                     .exchange("websocket", "/mcp", text.as_bytes(), Some(&partials))
                     .await;
                 for msg in partials.drain().into_iter().chain(outcome.body) {
-                    conn.stream
-                        .write_all(&ws::encode(ws::opcode::TEXT, &msg))
-                        .await?;
+                    conn.send(&ws::encode(ws::opcode::TEXT, &msg)).await?;
                 }
                 continue;
             }
             Ok(Some(ws::Message::Ping(p))) => {
-                conn.stream
-                    .write_all(&ws::encode(ws::opcode::PONG, &p))
-                    .await?;
+                conn.send(&ws::encode(ws::opcode::PONG, &p)).await?;
                 continue;
             }
             Ok(Some(ws::Message::Pong)) => continue,

@@ -231,7 +231,21 @@ where
         if let Some(slot) = &mut edge.slot {
             slot.set_idle(conn.partial_input() == 0 && !conn.has_pending());
         }
-        match flush_outputs(&mut conn, &mut stream, peer).await {
+        // A peer that stops reading cannot hold the connection (and its replies) forever:
+        // the replies must be written within the body timeout. The timer is only
+        // registered when a write actually has to wait.
+        let flushed = match edge.body_timeout {
+            Some(t) => tokio::time::timeout(t, flush_outputs(&mut conn, &mut stream, peer))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("the peer did not read its replies within {t:?}"),
+                    ))
+                }),
+            None => flush_outputs(&mut conn, &mut stream, peer).await,
+        };
+        match flushed {
             Ok(false) => {}
             Ok(true) => break Ended::Closed,
             Err(e) => break Ended::Io(e),

@@ -51,6 +51,39 @@ fn d1_a_tcp_half_close_still_gets_the_delayed_reply_without_spinning_or_leaking(
     });
 }
 
+#[test]
+fn d1_end_of_stdin_still_gets_the_delayed_reply_then_exits() {
+    let mut child = std::process::Command::new(bin())
+        .args(["serve", "--listen", "stdio"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&request(ID, "1", "swp/delay", r#"{"ms":300}"#))
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let _ = out.read_to_end(&mut all);
+        let _ = tx.send(all);
+    });
+    let got = rx.recv_timeout(DEADLINE);
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    let all = got.expect("the endpoint ends its output after the delayed reply");
+    let reply = read_frame(&mut &all[..])
+        .unwrap()
+        .expect("the delayed reply");
+    assert_eq!(&reply.msg_id[..], ID);
+    assert!(status.success(), "{status}");
+}
+
 mod tls {
     //! A self-signed server certificate and a client trusting it.
     use rcgen::{CertificateParams, KeyPair, SanType};

@@ -841,6 +841,10 @@ fn flood_and_probe(name: &str, p: &Proc, slow_start: &'static [u8], probe: impl 
             }
         })
     };
+    // First, one fresh client at once, behind whatever the burst left in the accept queue.
+    let t = Instant::now();
+    assert!(probe(p.port), "{name}: a fresh client was not answered");
+    let burst = t.elapsed();
     wait_until("the server has taken every pending connection", || {
         accept_queue(p.port) == Some(0)
     });
@@ -856,9 +860,9 @@ fn flood_and_probe(name: &str, p: &Proc, slow_start: &'static [u8], probe: impl 
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     trickle.join().unwrap();
     println!(
-        "{name}: {} idle + {} slowloris open client-side; fresh client round trip \
-         median {:?}, p90 {:?}, max {:?} (50 clients); server RSS {} KiB at start, {} KiB \
-         under the flood; {} descriptors",
+        "{name}: {} idle + {} slowloris open client-side; first fresh client right after \
+         the burst {burst:?}; then fresh client round trip median {:?}, p90 {:?}, max {:?} \
+         (50 clients); server RSS {} KiB at start, {} KiB under the flood; {} descriptors",
         idle.len(),
         slow.len(),
         trips[25],

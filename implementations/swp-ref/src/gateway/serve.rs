@@ -367,7 +367,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok((stream, _)) => {
                 backoff.reset();
                 // Over the cap with every connection busy: the newcomer is closed.
-                let Admit::Admitted { slot, .. } = slots.admit() else {
+                let Admit::Admitted { slot, evicted } = slots.admit() else {
                     continue;
                 };
                 accepting::configure(&stream, limits.tcp_keepalive);
@@ -382,6 +382,11 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 tokio::spawn(async move {
                     let _ = serve_http(shared, conn).await;
                 });
+                if evicted {
+                    // Let the evicted connection close (and free its descriptor) before a
+                    // burst of newcomers runs the process out.
+                    tokio::task::yield_now().await;
+                }
             }
             Err(e) => {
                 let pause = backoff.failed(&e, &slots, "swp-ref mcp-gateway");

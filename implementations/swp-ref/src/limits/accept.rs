@@ -27,11 +27,13 @@ impl Backoff {
 
     /// An accept failed: frees an idle connection when the process ran out of descriptors,
     /// logs (the first failure of a run, then one in 64), and says how long to pause.
+    ///
+    /// When an idle connection was told to close, its descriptor is free in a moment, so
+    /// the pause stays at the shortest; it only grows while nothing can be freed.
     pub fn failed(&mut self, e: &io::Error, slots: &Slots, who: &str) -> Duration {
-        if out_of_descriptors(e) {
-            slots.evict_idle();
-        }
+        let freed = out_of_descriptors(e) && slots.evict_idle();
         let pause = match self.next {
+            _ if freed => BACKOFF_MIN,
             None => BACKOFF_MIN,
             Some(d) => (d * 2).min(BACKOFF_MAX),
         };
@@ -76,6 +78,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_up_to_a_ceiling_and_resets() {
+        // An empty table: nothing to free, so the pause grows.
         let slots = Slots::new(1);
         let e = io::Error::from_raw_os_error(24);
         assert!(out_of_descriptors(&e));
@@ -87,5 +90,8 @@ mod tests {
         b.reset();
         assert_eq!(b.failed(&e, &slots, "t"), BACKOFF_MIN);
         assert!(!out_of_descriptors(&io::Error::other("x")));
+        // With an idle connection to free, it stays short.
+        let _idle = slots.admit();
+        assert_eq!(b.failed(&e, &slots, "t"), BACKOFF_MIN);
     }
 }

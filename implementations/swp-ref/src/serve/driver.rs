@@ -119,6 +119,9 @@ where
     let mut limit_armed: Option<LimitKey> = None;
     let mut poll_until: Option<Instant> = None;
     let mut eof = false;
+    // Closed with nothing just written (idle, evicted): no error frame to protect, so no
+    // linger, and the descriptor is free at once (evictions free slots under floods).
+    let mut quiet = false;
     let mut last_input = Instant::now();
     let mut frame_no = conn.frames_started();
     let mut frame_since = last_input;
@@ -186,10 +189,14 @@ where
                     continue;
                 }
                 // Idle too long: nothing is in progress, so a plain close loses nothing.
+                quiet = true;
                 break Ended::Closed;
             }
             // Evicted for a newcomer: idle too, so nothing is lost either.
-            Step::Evicted => break Ended::Closed,
+            Step::Evicted => {
+                quiet = true;
+                break Ended::Closed;
+            }
             Step::Read(Ok(0)) => {
                 eof = true;
                 conn.on_eof(now_ms());
@@ -253,7 +260,7 @@ where
     };
     // Best effort: FIN (and TLS close_notify); the peer may already be gone.
     let _ = stream.shutdown().await;
-    if matches!(ended, Ended::Closed) && !eof {
+    if matches!(ended, Ended::Closed) && !eof && !quiet {
         linger(&mut stream, &mut buf).await;
     }
     ended

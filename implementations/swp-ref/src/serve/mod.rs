@@ -325,7 +325,7 @@ async fn accept_loop<F, Fut>(
                     backoff.reset();
                     // Over the cap with every connection busy: the newcomer is closed, and
                     // the connections at work are not disturbed.
-                    let Admit::Admitted { slot, .. } = slots.admit() else {
+                    let Admit::Admitted { slot, evicted } = slots.admit() else {
                         continue;
                     };
                     accepting::configure(&sock, limits.tcp_keepalive);
@@ -336,6 +336,11 @@ async fn accept_loop<F, Fut>(
                         body_timeout: Some(limits.body_timeout),
                     };
                     tasks.spawn(handle(sock, peer, stop.clone(), edge));
+                    if evicted {
+                        // Let the evicted connection close (and free its descriptor)
+                        // before a burst of newcomers runs the process out.
+                        tokio::task::yield_now().await;
+                    }
                 }
                 Err(e) => {
                     let pause = backoff.failed(&e, &slots, "swp-ref");

@@ -31,14 +31,29 @@ enum Cmd {
         /// Largest frame relayed.
         #[arg(long, default_value_t = swp_core::limits::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: u32,
+        /// Connection cap, timeouts and keepalive (docs/reference-limits.md).
+        #[command(flatten)]
+        limits: swp_ref::limits::LimitArgs,
     },
     /// Serve MCP clients (stdio, HTTP POST /mcp, WebSocket /mcp) through the validation
     /// pipeline, forwarding to an upstream SWP endpoint as profile-1 frames.
     McpGateway {
-        /// `stdio`, or `http://127.0.0.1:PORT` (serves POST /mcp and WebSocket /mcp; port 0
-        /// picks one).
+        /// `stdio`, or `http://HOST:PORT` (serves POST /mcp and WebSocket /mcp; port 0
+        /// picks one). HOST must be loopback unless --allow-remote is given.
         #[arg(long, default_value = "stdio")]
         listen: String,
+        /// Allow a non-loopback HTTP listen address (e.g. 0.0.0.0): the gateway is then
+        /// reachable from other hosts, in plaintext.
+        #[arg(long)]
+        allow_remote: bool,
+        /// A browser origin allowed to use /mcp beside loopback ones, exactly as browsers
+        /// send it (e.g. https://app.example:8443); repeatable. Requests without Origin
+        /// (non-browser clients) are always allowed.
+        #[arg(long, value_name = "ORIGIN")]
+        allow_origin: Vec<String>,
+        /// Connection cap, timeouts, memory budget and keepalive (docs/reference-limits.md).
+        #[command(flatten)]
+        server_limits: swp_ref::limits::LimitArgs,
         /// `tcp://HOST:PORT` of the upstream SWP endpoint.
         #[arg(long, conflicts_with = "upstream_cmd")]
         upstream: Option<String>,
@@ -96,11 +111,25 @@ fn main() -> ExitCode {
             upstream,
             port_file,
             max_frame_bytes,
+            limits: server_limits,
         } => {
             let listen = listen.strip_prefix("tcp://").unwrap_or(&listen);
             let upstream = upstream.strip_prefix("tcp://").unwrap_or(&upstream);
             let limits = swp_core::Limits::with_max_frame(max_frame_bytes);
-            match swp_ref::relay::run(listen, upstream, port_file.as_deref(), limits) {
+            // The relay holds at most one frame each way per connection and has no request
+            // head: flags that would suggest otherwise are refused, not ignored.
+            if server_limits.conn_memory.is_some()
+                || server_limits.memory_budget.is_some()
+                || server_limits.header_timeout.is_some()
+            {
+                eprintln!(
+                    "swp-ref relay: --conn-memory, --memory-budget and --header-timeout do not \
+                     apply to the relay (it buffers at most one frame each way per connection)"
+                );
+                return ExitCode::from(2);
+            }
+            let server = server_limits.resolve();
+            match swp_ref::relay::run(listen, upstream, port_file.as_deref(), limits, server) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("swp-ref relay: {e}");
@@ -110,6 +139,9 @@ fn main() -> ExitCode {
         }
         Cmd::McpGateway {
             listen,
+            allow_remote,
+            allow_origin,
+            server_limits,
             upstream,
             upstream_cmd,
             port_file,
@@ -145,12 +177,15 @@ fn main() -> ExitCode {
                 log,
                 deterministic,
                 limits: swp_core::Limits::default(),
+                allow_remote,
+                origins: swp_ref::gateway::origin::OriginPolicy::new(allow_origin),
+                server: server_limits.resolve(),
             };
             match swp_ref::gateway::serve::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("swp-ref mcp-gateway: {e}");
-                    ExitCode::FAILURE
+                    ExitCode::from(e.exit_code())
                 }
             }
         }

@@ -4,6 +4,7 @@
 
 use super::a2a::{self, Agent};
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
+use super::progress::FrameProgress;
 use super::reply::{self, Oversize, Reject};
 use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
@@ -17,6 +18,10 @@ use swp_profiles::mcp::InFlight;
 /// Default cap on responses waiting for their deadline on one connection: `swp/delay` would
 /// otherwise let a peer make the endpoint hold an unbounded number of replies.
 pub const DEFAULT_MAX_PENDING: usize = 1024;
+
+/// Default cap on the octets of responses waiting for their deadline on one connection: a
+/// count alone would let a peer park 1024 replies echoing megabyte-sized ids.
+pub const DEFAULT_MAX_PENDING_BYTES: usize = 16 * 1024 * 1024;
 
 /// Notices a connection reports before it stops reporting (a flood of stale frames must not
 /// become a flood of log lines).
@@ -32,6 +37,9 @@ pub struct Config {
     /// Cap on delayed responses pending at once; more are refused with
     /// `ERR_RATE_LIMIT_EXCEEDED`.
     pub max_pending: usize,
+    /// Cap on the octets (msg_ids and payloads) of those delayed responses; a delay that
+    /// would go over it is refused the same way.
+    pub max_pending_bytes: usize,
 }
 
 impl Default for Config {
@@ -40,6 +48,7 @@ impl Default for Config {
             limits: Limits::default(),
             policy: Policy::default(),
             max_pending: DEFAULT_MAX_PENDING,
+            max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
         }
     }
 }
@@ -97,6 +106,11 @@ impl Pending {
     fn key(&self) -> (u64, u64) {
         (self.deadline_ms, self.seq)
     }
+
+    /// The octets it holds.
+    fn size(&self) -> usize {
+        self.msg_id.len() + self.payload.len()
+    }
 }
 
 impl PartialEq for Pending {
@@ -133,6 +147,10 @@ pub struct Connection {
     notices: VecDeque<Notice>,
     notices_reported: usize,
     pending: BinaryHeap<Pending>,
+    /// Octets held by `pending`.
+    pending_bytes: usize,
+    /// Where the input stands against frame boundaries (for the edge's limits).
+    progress: FrameProgress,
     in_flight: InFlight,
     /// The A2A agent and the lifecycles of this channel.
     agent: Agent,
@@ -155,6 +173,8 @@ impl Connection {
             notices: VecDeque::new(),
             notices_reported: 0,
             pending: BinaryHeap::new(),
+            pending_bytes: 0,
+            progress: FrameProgress::default(),
             in_flight: InFlight::default(),
             agent: Agent::default(),
             seq: 0,
@@ -182,6 +202,7 @@ impl Connection {
         if self.state != State::Open {
             return;
         }
+        self.progress.feed(data);
         self.receiver.feed(data);
         while self.state == State::Open {
             match self.receiver.poll(now_ms, knows_profile) {
@@ -208,6 +229,42 @@ impl Connection {
         }
     }
 
+    /// Octets of an unfinished inbound frame that are buffered (0 between frames).
+    pub fn partial_input(&self) -> usize {
+        if self.state == State::Open {
+            self.progress.partial()
+        } else {
+            0
+        }
+    }
+
+    /// A number that changes whenever a new inbound frame begins.
+    pub fn frames_started(&self) -> u64 {
+        self.progress.started()
+    }
+
+    /// Whether delayed responses are waiting for their deadline.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Octets this connection holds on the peer's behalf: the unfinished inbound frame and
+    /// the delayed responses. The edge charges them to its memory budget.
+    pub fn held_bytes(&self) -> usize {
+        self.partial_input().saturating_add(self.pending_bytes)
+    }
+
+    /// The edge ends the connection for a resource limit (a frame that stalled, the memory
+    /// budget): an error frame with `code` and `detail` under a generated msg_id (the frame
+    /// that broke the limit never completed, so it has none to echo), then `Close`.
+    pub fn abort(&mut self, code: ErrorCode, detail: impl Into<String>, now_ms: u64) {
+        if self.is_closing() {
+            return;
+        }
+        self.error_frame(Reject::profile(code, detail), None, now_ms);
+        self.close();
+    }
+
     /// When [`Connection::on_timer`] should next be called, if at all.
     pub fn next_deadline(&self) -> Option<u64> {
         match self.state {
@@ -223,6 +280,7 @@ impl Connection {
         }
         while self.pending.peek().is_some_and(|p| p.deadline_ms <= now_ms) {
             let Some(p) = self.pending.pop() else { break };
+            self.pending_bytes = self.pending_bytes.saturating_sub(p.size());
             // The msg_id leaves the in-flight set when its response is sent.
             self.in_flight.end(&p.msg_id);
             self.respond(p.msg_id, Bytes::from(p.payload), now_ms);
@@ -296,17 +354,26 @@ impl Connection {
         match mcp::handle(env.msg_type, &env.payload, self.identity.as_deref()) {
             Action::Reply(payload) => self.respond(env.msg_id, Bytes::from(payload), now_ms),
             Action::Delayed { ms, payload } => {
-                if self.pending.len() >= self.config.max_pending {
-                    let r = Reject::profile(
-                        ErrorCode::RateLimitExceeded,
-                        format!(
-                            "{} delayed responses are already pending on this connection",
-                            self.pending.len()
-                        ),
-                    );
+                let size = env.msg_id.len() + payload.len();
+                let refusal = if self.pending.len() >= self.config.max_pending {
+                    Some(format!(
+                        "{} delayed responses are already pending on this connection",
+                        self.pending.len()
+                    ))
+                } else if self.pending_bytes.saturating_add(size) > self.config.max_pending_bytes {
+                    Some(format!(
+                        "delayed responses on this connection would hold over {} octets",
+                        self.config.max_pending_bytes
+                    ))
+                } else {
+                    None
+                };
+                if let Some(why) = refusal {
+                    let r = Reject::profile(ErrorCode::RateLimitExceeded, why);
                     self.error_frame(r, Some(env.msg_id), now_ms);
                     return;
                 }
+                self.pending_bytes += size;
                 // A copy, not a slice: a slice would keep the whole received frame alive
                 // until the deadline.
                 let msg_id = Bytes::copy_from_slice(&env.msg_id);
@@ -455,6 +522,7 @@ impl Connection {
     fn close(&mut self) {
         self.state = State::Closing;
         self.pending.clear();
+        self.pending_bytes = 0;
         self.in_flight.clear();
     }
 }
@@ -674,6 +742,47 @@ mod tests {
         assert_eq!(d.frames.len(), 1);
         assert_eq!(&d.frames[0].msg_id[..], b"id-0000000000003");
         assert_eq!(error_of(&d.frames[0]).0, "ERR_RATE_LIMIT_EXCEEDED");
+    }
+
+    #[test]
+    fn held_bytes_count_the_partial_frame_and_the_delayed_replies() {
+        let config = Config {
+            max_pending_bytes: 100,
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        let p = ping(ID);
+        c.on_bytes(&p[..10], 0);
+        assert_eq!(
+            (c.partial_input(), c.held_bytes(), c.frames_started()),
+            (10, 10, 1)
+        );
+        c.on_bytes(&p[10..], 0);
+        assert_eq!(c.held_bytes(), 0);
+        drain(&mut c);
+        // A delayed reply holds its msg_id and payload until it is sent...
+        c.on_bytes(&request(ID, "swp/delay", r#"{"ms":10}"#), 0);
+        assert!(c.has_pending());
+        let held = c.held_bytes();
+        assert!(held > ID.len(), "{held}");
+        // ...and a second one, passing the 100-octet cap, is refused like the count cap.
+        c.on_bytes(
+            &request(b"req-000000000009", "swp/delay", r#"{"ms":10}"#),
+            0,
+        );
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_RATE_LIMIT_EXCEEDED");
+        c.on_timer(10);
+        assert_eq!(&drain(&mut c).frames[0].msg_id[..], ID);
+        assert_eq!(c.held_bytes(), 0);
+        // The edge can end the connection for a limit: an error frame, then Close.
+        c.on_bytes(&p[..3], 20);
+        c.abort(ErrorCode::InvalidFrame, "too slow", 21);
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_INVALID_FRAME");
+        assert_eq!(&d.frames[0].msg_id[..], b"swp-err-00000001");
+        assert!(d.closed);
+        assert_eq!(c.held_bytes(), 0);
     }
 
     #[test]

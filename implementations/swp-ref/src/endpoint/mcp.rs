@@ -13,7 +13,8 @@
 //!   `fail` optional, default false): `N` partial outputs as `notifications/progress`
 //!   notifications (msg_type 3, fresh msg_ids, `progressToken` = the request id), then one
 //!   terminal response on the request's msg_id (§7): a text result `done`, or with `fail` a
-//!   JSON-RPC error -32603.
+//!   JSON-RPC error -32603. The request id may be at most [`MAX_STREAM_ID_BYTES`] octets
+//!   of JSON (else -32602), which bounds what one request can make the endpoint write.
 //!
 //! Members stay raw JSON text, so the request `id` is echoed octet for octet (§5) and a
 //! ping costs no allocation beyond its reply.
@@ -32,6 +33,12 @@ pub const MAX_DELAY_MS: u64 = 10_000;
 
 /// Most partial outputs `swp/stream` emits for one request.
 pub const MAX_STREAM_PARTIALS: u64 = 16;
+
+/// Longest request id (as JSON text) `swp/stream` accepts. Every partial echoes the id as
+/// its `progressToken`, so without this bound one request would make the endpoint write
+/// (and, against a slow reader, hold) up to 17 times its own size; with it, one
+/// `swp/stream` request produces at most about 6 KiB, whatever its size.
+pub const MAX_STREAM_ID_BYTES: usize = 256;
 
 /// What the connection should do with one accepted profile-1 envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +106,14 @@ fn request(
             )),
         },
         "swp/fail" => Action::Reply(error(id, INTERNAL_ERROR, "Internal error")),
+        "swp/stream" if id.get().len() > MAX_STREAM_ID_BYTES => Action::Reply(error(
+            id,
+            INVALID_PARAMS,
+            &format!(
+                "Invalid params: swp/stream echoes the request id in every partial output, \
+                 so the id may be at most {MAX_STREAM_ID_BYTES} octets of JSON"
+            ),
+        )),
         "swp/stream" => match stream_params(params) {
             Some((count, fail)) => stream(id, count, fail),
             None => Action::Reply(error(

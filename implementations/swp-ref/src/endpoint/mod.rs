@@ -8,10 +8,13 @@
 pub mod a2a;
 pub mod connection;
 pub mod mcp;
+pub mod progress;
 pub mod reply;
 pub mod tools;
 
-pub use connection::{Config, Connection, Notice, Output, DEFAULT_MAX_PENDING};
+pub use connection::{
+    Config, Connection, Notice, Output, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
+};
 pub use reply::Reject;
 
 /// The profile this endpoint answers: the MCP mapping profile.

@@ -1,6 +1,7 @@
 //! A minimal sans-IO HTTP/1.1 server codec for the gateway's `/mcp` route: request heads
-//! with bounded size and header count, bodies by `Content-Length` only (no chunked
-//! encoding: a JSON-RPC message always has a known length), and response serialisation.
+//! with bounded size and header count, strict field syntax, bodies by one unambiguous
+//! `Content-Length` only (no chunked encoding: a JSON-RPC message always has a known
+//! length), and response serialisation.
 
 /// Largest request head accepted.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -29,6 +30,14 @@ impl Head {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every value of the header `name` (lower case), in order.
+    pub fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     /// Whether a header's comma-separated value list contains `token` (case-insensitive).
     pub fn header_has(&self, name: &str, token: &str) -> bool {
         self.headers
@@ -38,29 +47,56 @@ impl Head {
     }
 
     /// The body length the head announces: `Ok(0)` without `Content-Length`.
+    ///
+    /// Framing that two parsers could read differently is refused, since a proxy in front
+    /// that picks the other reading would let a second request hide in the body (request
+    /// smuggling, RFC 9112 §6.3 and §11.2): more than one `Content-Length` (even with equal
+    /// values), a value that is not plain decimal digits (`+55`, `-1`, `1,1`, ` 5 5`), and
+    /// `Transfer-Encoding` alongside `Content-Length`. Chunked bodies are not served at all.
     pub fn content_length(&self, max: usize) -> Result<usize, HttpError> {
-        if self.header("transfer-encoding").is_some() {
-            return Err(HttpError::new(
+        let te = self.headers.iter().any(|(n, _)| n == "transfer-encoding");
+        let mut lengths = self
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "content-length")
+            .map(|(_, v)| v.as_str());
+        let first = lengths.next();
+        if lengths.next().is_some() {
+            return Err(HttpError::new(400, "more than one Content-Length"));
+        }
+        match (te, first) {
+            (true, Some(_)) => Err(HttpError::new(
+                400,
+                "Transfer-Encoding and Content-Length together",
+            )),
+            (true, None) => Err(HttpError::new(
                 411,
                 "Transfer-Encoding is not supported; send Content-Length",
-            ));
-        }
-        match self.header("content-length") {
-            None => Ok(0),
-            Some(v) => {
-                let n: usize = v
-                    .trim()
+            )),
+            (false, None) => Ok(0),
+            (false, Some(v)) => {
+                // At most 19 digits always fits a u64; longer is no length we would take.
+                if v.is_empty() || v.len() > 19 || !v.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(HttpError::new(400, "Content-Length is not a number"));
+                }
+                let n: u64 = v
                     .parse()
                     .map_err(|_| HttpError::new(400, "Content-Length is not a number"))?;
-                if n > max {
+                if n > max as u64 {
                     return Err(HttpError::new(
                         413,
                         format!("body of {n} octets exceeds {max}"),
                     ));
                 }
-                Ok(n)
+                Ok(n as usize)
             }
         }
+    }
+
+    /// Whether the request carries a body, or framing that says it might: a
+    /// `Content-Length` other than a plain 0, or any `Transfer-Encoding`.
+    pub fn may_have_body(&self) -> bool {
+        !matches!(self.content_length(usize::MAX), Ok(0))
     }
 }
 
@@ -117,7 +153,20 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, HttpError> {
         let Some((name, value)) = line.split_once(':') else {
             return Err(HttpError::new(400, "malformed header line"));
         };
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        // A field name is a token: no whitespace before the colon, no folded line (RFC
+        // 9112 §5.1 and §5.2), since another parser could attach it to a different field.
+        if name.is_empty() || !name.bytes().all(is_tchar) {
+            return Err(HttpError::new(400, "malformed header name"));
+        }
+        // No control characters in values (a bare CR or LF would end the line for a
+        // lenient parser and start a header we never saw).
+        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(HttpError::new(400, "control character in a header value"));
+        }
+        headers.push((
+            name.to_ascii_lowercase(),
+            value.trim_matches([' ', '\t']).to_owned(),
+        ));
     }
     let path = target.split('?').next().unwrap_or_default().to_owned();
     Ok(Some(Head {
@@ -128,6 +177,11 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, HttpError> {
     }))
 }
 
+/// RFC 9110 §5.6.2 token characters.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
 /// The reason phrase of a status the gateway uses.
 pub fn reason(status: u16) -> &'static str {
     match status {
@@ -135,8 +189,10 @@ pub fn reason(status: u16) -> &'static str {
         200 => "OK",
         202 => "Accepted",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         411 => "Length Required",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
@@ -144,6 +200,7 @@ pub fn reason(status: u16) -> &'static str {
         426 => "Upgrade Required",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
+        503 => "Service Unavailable",
         505 => "HTTP Version Not Supported",
         _ => "Status",
     }
@@ -198,5 +255,46 @@ mod tests {
                 .unwrap()
                 .unwrap();
         assert_eq!(big.content_length(10).unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn ambiguous_framing_is_refused() {
+        let status = |extra: &str| {
+            let req = format!("POST /mcp HTTP/1.1\r\nHost: a\r\n{extra}\r\n");
+            match parse_head(req.as_bytes()) {
+                Err(e) => e.status,
+                Ok(h) => h
+                    .unwrap()
+                    .content_length(1000)
+                    .map_or_else(|e| e.status, |_| 200),
+            }
+        };
+        assert_eq!(status("Content-Length: 5\r\n"), 200);
+        assert_eq!(status("Content-Length: 007\r\n"), 200);
+        for bad in [
+            "Content-Length: 5\r\nContent-Length: 6\r\n",
+            "Content-Length: 5\r\nContent-Length: 5\r\n",
+            "Content-Length: +55\r\n",
+            "Content-Length: -1\r\n",
+            "Content-Length: 5, 5\r\n",
+            "Content-Length: 5 5\r\n",
+            "Content-Length: \r\n",
+            "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+            "Content-Length : 5\r\n",
+            " Content-Length: 5\r\n",
+            "Content-Length: 5\rX: y\r\n",
+        ] {
+            assert_eq!(status(bad), 400, "{bad:?}");
+        }
+        assert_eq!(status("Transfer-Encoding: chunked\r\n"), 411);
+        let h = |extra: &str| {
+            let req = format!("POST /x HTTP/1.1\r\n{extra}\r\n");
+            parse_head(req.as_bytes()).unwrap().unwrap()
+        };
+        assert!(!h("").may_have_body());
+        assert!(!h("Content-Length: 0\r\n").may_have_body());
+        assert!(h("Content-Length: 1\r\n").may_have_body());
+        assert!(h("Content-Length: x\r\n").may_have_body());
+        assert!(h("Transfer-Encoding: chunked\r\n").may_have_body());
     }
 }

@@ -7,6 +7,7 @@ pub mod canonical;
 pub mod envelope;
 pub mod http;
 pub mod log;
+pub mod origin;
 pub mod pipeline;
 pub mod schemas;
 pub mod serve;

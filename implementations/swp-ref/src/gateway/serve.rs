@@ -1,12 +1,16 @@
 //! The gateway's I/O edge: MCP clients on stdio (newline-delimited JSON-RPC), HTTP
 //! (`POST /mcp`) or WebSocket (`GET /mcp` upgrade) on one listener, every message through
-//! the one [`Pipeline`], forwarded upstream as profile-1 frames.
+//! the one [`Pipeline`], forwarded upstream as profile-1 frames. HTTP and WebSocket
+//! clients are held to the server limits (crate::limits) and the origin policy.
 
 use super::canonical::{Canonical, GatewayError};
 use super::log::{ErrorPayload, Event, Ids, Log};
+use super::origin::OriginPolicy;
 use super::pipeline::{Ingress, Pipeline, MAX_MESSAGE_BYTES};
 use super::upstream::{Upstream, UpstreamAddr};
 use super::{http, ws};
+use crate::limits::accept::{self as accepting, Backoff};
+use crate::limits::{Admit, Budget, Charge, OverBudget, ServerLimits, Slot, Slots};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -41,6 +45,12 @@ pub struct Options {
     pub deterministic: bool,
     /// Frame limits on the upstream link.
     pub limits: Limits,
+    /// Serve HTTP on non-loopback addresses too (`--allow-remote`).
+    pub allow_remote: bool,
+    /// Browser origins allowed beside loopback ones (`--allow-origin`).
+    pub origins: OriginPolicy,
+    /// Connection cap, timeouts, memory budget, keepalive (docs/reference-limits.md).
+    pub server: ServerLimits,
 }
 
 /// Why the gateway stopped.
@@ -57,6 +67,30 @@ pub enum ServeError {
     /// The first tools/list failed, so tool calls could not be checked.
     #[error("cannot learn the upstream's tools: {0}")]
     Tools(GatewayError),
+    /// The listen address is not loopback and `--allow-remote` was not given.
+    #[error(
+        "refusing to serve MCP over plaintext HTTP on non-loopback address {addr} ({listen}): \
+         listen on 127.0.0.1/::1/localhost, or pass --allow-remote to expose the gateway"
+    )]
+    NonLoopback {
+        /// The listen argument.
+        listen: String,
+        /// The offending address.
+        addr: std::net::IpAddr,
+    },
+    /// The listen address is malformed.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl ServeError {
+    /// The process exit status: 2 for a command that can never work as given, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ServeError::NonLoopback { .. } | ServeError::Usage(_) => 2,
+            ServeError::Io { .. } | ServeError::Tools(_) => 1,
+        }
+    }
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
@@ -68,6 +102,8 @@ struct Shared {
     pipeline: Mutex<Pipeline>,
     upstream: Upstream,
     log: Log,
+    origins: OriginPolicy,
+    limits: ServerLimits,
 }
 
 /// What one client message produced: the HTTP status it maps to and the body to send
@@ -112,17 +148,9 @@ impl Shared {
                     (id, method, None, r)
                 } else {
                     let key = f.pending.id.clone().unwrap_or_default();
-                    if let Some(p) = partials {
-                        self.upstream.route(&key, p.0.clone());
-                    }
-                    let answer = tokio::time::timeout(
-                        UPSTREAM_TIMEOUT,
-                        self.upstream.request(f.msg_type, f.payload),
-                    )
-                    .await;
-                    if partials.is_some() {
-                        self.upstream.unroute(&key);
-                    }
+                    let answer = self
+                        .request_upstream(key, partials.map(|p| p.0.clone()), f.msg_type, f.payload)
+                        .await;
                     match answer {
                         Err(_) => (
                             id,
@@ -175,6 +203,37 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Forwards one request under its JSON-RPC id, which this request owns upstream until
+    /// the upstream has answered it (so no other client's request with the same id can
+    /// receive its partials, D3). `Err` when no answer came within [`UPSTREAM_TIMEOUT`].
+    async fn request_upstream(
+        &self,
+        id: String,
+        sink: Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>,
+        msg_type: u64,
+        payload: Vec<u8>,
+    ) -> Result<super::upstream::Answer, tokio::time::error::Elapsed> {
+        let deadline = tokio::time::Instant::now() + UPSTREAM_TIMEOUT;
+        let claim = tokio::time::timeout_at(deadline, self.upstream.claim(&id, sink)).await?;
+        let up = self.upstream.clone();
+        let mut request = Box::pin(async move { up.request(msg_type, payload).await });
+        match tokio::time::timeout_at(deadline, &mut request).await {
+            Ok(answer) => Ok(answer),
+            Err(elapsed) => {
+                // The upstream may still answer (and send partials) late: the id stays
+                // owned, with its partials going nowhere, until it does or a second
+                // timeout passes, so they cannot reach a later request with this id.
+                tokio::spawn(async move {
+                    let _claim = claim;
+                    let _ = tokio::time::timeout(UPSTREAM_TIMEOUT, request).await;
+                });
+                Err(elapsed)
+            }
+        }
+    }
+}
+
 /// A client's sink for stream partials, and the receiving end its transport drains before
 /// writing each response (so partials always precede their terminal response).
 struct Partials(
@@ -209,6 +268,11 @@ pub fn run(opts: Options) -> Result<(), ServeError> {
 }
 
 async fn serve(opts: Options) -> Result<(), ServeError> {
+    // Refused before anything starts: the address is wrong whatever the upstream does.
+    let bind_addrs = match &opts.transport {
+        ClientTransport::Http(addr) => Some(bind_addresses(addr, opts.allow_remote)?),
+        ClientTransport::Stdio => None,
+    };
     let log_out: Option<Box<dyn std::io::Write + Send>> = match &opts.log {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stderr())),
@@ -246,11 +310,12 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
         pipeline: Mutex::new(pipeline),
         upstream,
         log: Log::new(log_out, opts.deterministic),
+        origins: opts.origins.clone(),
+        limits: opts.server,
     });
-    match &opts.transport {
-        ClientTransport::Stdio => serve_stdio(shared).await,
-        ClientTransport::Http(addr) => {
-            let listener = TcpListener::bind(addr)
+    match (&opts.transport, bind_addrs) {
+        (ClientTransport::Http(addr), Some(addrs)) => {
+            let listener = TcpListener::bind(&addrs[..])
                 .await
                 .map_err(io(format!("bind {addr}")))?;
             let local = listener
@@ -261,14 +326,159 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
                     .map_err(io(format!("write {}", p.display())))?;
             }
             eprintln!("swp-ref mcp-gateway: listening on http://{local}/mcp");
-            loop {
-                let (stream, _) = listener.accept().await.map_err(io("accept"))?;
+            accept_loop(shared, listener).await;
+            Ok(())
+        }
+        _ => serve_stdio(shared).await,
+    }
+}
+
+/// Resolves `HOST:PORT`; unless `allow_remote`, every address must be loopback (issue 19,
+/// D4: the gateway speaks plaintext HTTP, like `serve` over tcp:// and `relay`).
+fn bind_addresses(addr: &str, allow_remote: bool) -> Result<Vec<std::net::SocketAddr>, ServeError> {
+    use crate::serve::listen::{self, Listen};
+    let hp = match format!("tcp://{addr}").parse::<Listen>() {
+        Ok(Listen::Tcp(hp)) => hp,
+        Ok(_) => return Err(ServeError::Usage(format!("bad listen address {addr:?}"))),
+        Err(e) => return Err(ServeError::Usage(e.to_string())),
+    };
+    let addrs = listen::resolve(&hp).map_err(io(format!("resolve {}", hp.host)))?;
+    if !allow_remote {
+        if let Some(ip) = listen::first_non_loopback(&addrs) {
+            return Err(ServeError::NonLoopback {
+                listen: format!("http://{addr}"),
+                addr: ip,
+            });
+        }
+    }
+    Ok(addrs)
+}
+
+/// Accepts forever, one task per connection held to the server limits. Accept errors
+/// (running out of descriptors above all) never end the gateway: it frees an idle
+/// connection when descriptors ran out, backs off and retries (issue 19, D2).
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let limits = shared.limits;
+    let slots = Slots::new(limits.max_connections);
+    let budget = Budget::new(limits.memory_budget, limits.conn_memory);
+    let mut backoff = Backoff::default();
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                backoff.reset();
+                // Over the cap with every connection busy: the newcomer is closed.
+                let Admit::Admitted { slot, evicted } = slots.admit() else {
+                    continue;
+                };
+                accepting::configure(&stream, limits.tcp_keepalive);
+                let conn = Conn {
+                    stream,
+                    chunk: vec![0u8; READ_CHUNK],
+                    slot,
+                    charge: budget.charge(),
+                    limits,
+                };
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    let _ = stream.set_nodelay(true);
-                    let _ = serve_http(shared, stream).await;
+                    let _ = serve_http(shared, conn).await;
                 });
+                if evicted {
+                    // Let the evicted connection close (and free its descriptor) before a
+                    // burst of newcomers runs the process out.
+                    tokio::task::yield_now().await;
+                }
             }
+            Err(e) => {
+                let pause = backoff.failed(&e, &slots, "swp-ref mcp-gateway");
+                tokio::time::sleep(pause).await;
+            }
+        }
+    }
+}
+
+/// Octets read from a client socket at once.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// One HTTP client connection and the limits it is held to.
+struct Conn {
+    stream: TcpStream,
+    chunk: Vec<u8>,
+    slot: Slot,
+    charge: Charge,
+    limits: ServerLimits,
+}
+
+/// What one read brought.
+enum Got {
+    /// Octets, appended to the buffer.
+    Data,
+    /// The peer ended its stream.
+    Eof,
+    /// The deadline passed first.
+    Timeout,
+    /// The connection table asked this idle connection to make room.
+    Evicted,
+    /// Buffering the octets would exceed the memory budget.
+    OverBudget(OverBudget),
+}
+
+impl Conn {
+    /// Reads more octets into `buf` unless `deadline` passes or the connection is evicted
+    /// first; `extra` is what the connection holds beyond `buf` (charged together).
+    async fn fill(
+        &mut self,
+        buf: &mut Vec<u8>,
+        deadline: Option<tokio::time::Instant>,
+        extra: usize,
+    ) -> std::io::Result<Got> {
+        let timeout = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let n = tokio::select! {
+            biased;
+            () = self.slot.evicted() => return Ok(Got::Evicted),
+            () = timeout => return Ok(Got::Timeout),
+            r = self.stream.read(&mut self.chunk) => r?,
+        };
+        if n == 0 {
+            return Ok(Got::Eof);
+        }
+        buf.extend_from_slice(&self.chunk[..n]);
+        if let Err(e) = self.charge.set(buf.len().saturating_add(extra)) {
+            return Ok(Got::OverBudget(e));
+        }
+        Ok(Got::Data)
+    }
+
+    /// Writes `bytes`; a client that does not read them within the body timeout loses the
+    /// connection rather than holding it (and the reply) forever.
+    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let t = self.limits.body_timeout;
+        tokio::time::timeout(t, self.stream.write_all(bytes))
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client did not read its response in time",
+                ))
+            })
+    }
+
+    /// The deadline for input: the idle timeout from `since` while nothing is buffered,
+    /// else `limit` from when the current unit began.
+    fn deadline(
+        &self,
+        idle: bool,
+        since: tokio::time::Instant,
+        limit: Duration,
+    ) -> Option<tokio::time::Instant> {
+        if idle {
+            self.limits.idle_timeout.map(|t| since + t)
+        } else {
+            Some(since + limit)
         }
     }
 }
@@ -321,39 +531,57 @@ fn trim(b: &[u8]) -> &[u8] {
     &b[start..end]
 }
 
-async fn serve_http(shared: Arc<Shared>, mut stream: TcpStream) -> std::io::Result<()> {
+async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(8192);
-    let mut chunk = vec![0u8; 16 * 1024];
     loop {
+        // Waiting for a request: idle (evictable, idle timeout) until its first octet, then
+        // the head must be complete within the header timeout.
+        let mut since = tokio::time::Instant::now();
         let head = loop {
             match http::parse_head(&buf) {
                 Ok(Some(h)) => break h,
                 Ok(None) => {}
-                Err(e) => return send_plain(&mut stream, e.status, &e.reason, true).await,
+                Err(e) => return send_plain(&mut conn.stream, e.status, &e.reason, true).await,
             }
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
+            let idle = buf.is_empty();
+            conn.slot.set_idle(idle);
+            let deadline = conn.deadline(idle, since, conn.limits.header_timeout);
+            match conn.fill(&mut buf, deadline, 0).await? {
+                Got::Data if idle => since = tokio::time::Instant::now(),
+                Got::Data => {}
+                Got::Eof | Got::Evicted => return Ok(()),
+                Got::Timeout if idle => return Ok(()),
+                Got::Timeout => {
+                    return send_plain(&mut conn.stream, 408, "request head too slow", true).await
+                }
+                Got::OverBudget(e) => {
+                    return send_plain(&mut conn.stream, 503, &e.to_string(), true).await
+                }
             }
-            buf.extend_from_slice(&chunk[..n]);
         };
+        conn.slot.set_idle(false);
         if head.path != "/mcp" {
-            // Seed 001 §5: the MCP route is separate; nothing else is served here.
-            let close = head.header_has("connection", "close");
-            send_plain(&mut stream, 404, "only /mcp is served", close).await?;
+            // Seed 001 §5: the MCP route is separate; nothing else is served here. A body
+            // sent there is never read, so the connection cannot go on: its octets would
+            // be taken for the next request (issue 19, D5).
+            let close = head.header_has("connection", "close") || head.may_have_body();
+            send_plain(&mut conn.stream, 404, "only /mcp is served", close).await?;
             if close {
                 return Ok(());
             }
             buf.drain(..head.head_len.min(buf.len()));
             continue;
         }
+        if let Err(why) = shared.origins.check(head.headers_named("origin")) {
+            return send_plain(&mut conn.stream, 403, &why, true).await;
+        }
         if head.method == "GET" && head.header_has("upgrade", "websocket") {
             buf.drain(..head.head_len.min(buf.len()));
-            return serve_ws(shared, stream, head, buf).await;
+            return serve_ws(shared, conn, head, buf).await;
         }
         if head.method != "POST" {
             return send_plain(
-                &mut stream,
+                &mut conn.stream,
                 405,
                 "POST a JSON-RPC message, or upgrade to WebSocket",
                 true,
@@ -362,17 +590,25 @@ async fn serve_http(shared: Arc<Shared>, mut stream: TcpStream) -> std::io::Resu
         }
         let len = match head.content_length(MAX_MESSAGE_BYTES) {
             Ok(n) => n,
-            Err(e) => return send_plain(&mut stream, e.status, &e.reason, true).await,
+            Err(e) => return send_plain(&mut conn.stream, e.status, &e.reason, true).await,
         };
+        let body_since = tokio::time::Instant::now();
         while buf.len() < head.head_len + len {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
+            let deadline = Some(body_since + conn.limits.body_timeout);
+            match conn.fill(&mut buf, deadline, 0).await? {
+                Got::Data => {}
+                Got::Eof | Got::Evicted => return Ok(()),
+                Got::Timeout => {
+                    return send_plain(&mut conn.stream, 408, "request body too slow", true).await
+                }
+                Got::OverBudget(e) => {
+                    return send_plain(&mut conn.stream, 503, &e.to_string(), true).await
+                }
             }
-            buf.extend_from_slice(&chunk[..n]);
         }
         let body: Vec<u8> = buf[head.head_len..head.head_len + len].to_vec();
         buf.drain(..head.head_len + len);
+        let _ = conn.charge.set(buf.len());
         // One HTTP response per request: stream partials have nowhere to go.
         let outcome = shared.exchange("http", "/mcp", &body, None).await;
         let close = head.header_has("connection", "close");
@@ -387,9 +623,9 @@ async fn serve_http(shared: Arc<Shared>, mut stream: TcpStream) -> std::io::Resu
             outcome.body.as_deref().unwrap_or_default(),
             extra,
         );
-        stream.write_all(&resp).await?;
+        conn.send(&resp).await?;
         if close {
-            return stream.shutdown().await;
+            return conn.stream.shutdown().await;
         }
     }
 }
@@ -421,15 +657,15 @@ async fn send_plain(
 
 async fn serve_ws(
     shared: Arc<Shared>,
-    mut stream: TcpStream,
+    mut conn: Conn,
     head: http::Head,
     mut buf: Vec<u8>,
 ) -> std::io::Result<()> {
     let Some(key) = head.header("sec-websocket-key") else {
-        return send_plain(&mut stream, 400, "Sec-WebSocket-Key is missing", true).await;
+        return send_plain(&mut conn.stream, 400, "Sec-WebSocket-Key is missing", true).await;
     };
     if head.header("sec-websocket-version") != Some("13") {
-        return send_plain(&mut stream, 426, "Sec-WebSocket-Version 13 only", true).await;
+        return send_plain(&mut conn.stream, 426, "Sec-WebSocket-Version 13 only", true).await;
     }
     let accept = ws::accept_key(key);
     let resp = http::response(
@@ -444,44 +680,68 @@ async fn serve_ws(
     );
     // A 101 carries no body, so no Content-Length either.
     let resp = String::from_utf8_lossy(&resp).replace("Content-Length: 0\r\n", "");
-    stream.write_all(resp.as_bytes()).await?;
+    conn.stream.write_all(resp.as_bytes()).await?;
     let mut decoder = ws::Decoder::new(MAX_MESSAGE_BYTES);
     let mut partials = Partials::new();
-    let mut chunk = vec![0u8; 16 * 1024];
+    let mut since = tokio::time::Instant::now();
+    let mut was_idle = true;
     loop {
         match decoder.decode(&mut buf) {
             Ok(Some(ws::Message::Text(text))) => {
+                conn.slot.set_idle(false);
+                let _ = conn.charge.set(buf.len() + decoder.buffered());
                 let outcome = shared
                     .exchange("websocket", "/mcp", text.as_bytes(), Some(&partials))
                     .await;
                 for msg in partials.drain().into_iter().chain(outcome.body) {
-                    stream
-                        .write_all(&ws::encode(ws::opcode::TEXT, &msg))
-                        .await?;
+                    conn.send(&ws::encode(ws::opcode::TEXT, &msg)).await?;
                 }
                 continue;
             }
             Ok(Some(ws::Message::Ping(p))) => {
-                stream.write_all(&ws::encode(ws::opcode::PONG, &p)).await?;
+                conn.send(&ws::encode(ws::opcode::PONG, &p)).await?;
                 continue;
             }
             Ok(Some(ws::Message::Pong)) => continue,
             Ok(Some(ws::Message::Close)) => {
-                stream
+                conn.stream
                     .write_all(&ws::close_frame(ws::close::NORMAL, ""))
                     .await?;
-                return stream.shutdown().await;
+                return conn.stream.shutdown().await;
             }
             Ok(None) => {}
             Err(e) => {
-                stream.write_all(&ws::close_frame(e.code, e.reason)).await?;
-                return stream.shutdown().await;
+                conn.stream
+                    .write_all(&ws::close_frame(e.code, e.reason))
+                    .await?;
+                return conn.stream.shutdown().await;
             }
         }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
+        // Between messages the connection is idle; once a message has begun, all of it
+        // must arrive within the body timeout.
+        let idle = buf.is_empty() && decoder.buffered() == 0;
+        if idle != was_idle {
+            since = tokio::time::Instant::now();
+            was_idle = idle;
         }
-        buf.extend_from_slice(&chunk[..n]);
+        conn.slot.set_idle(idle);
+        let deadline = conn.deadline(idle, since, conn.limits.body_timeout);
+        let (code, reason) = match conn.fill(&mut buf, deadline, decoder.buffered()).await? {
+            Got::Data => {
+                if idle {
+                    since = tokio::time::Instant::now();
+                    was_idle = false;
+                }
+                continue;
+            }
+            Got::Eof | Got::Evicted => return Ok(()),
+            Got::Timeout if idle => (ws::close::GOING_AWAY, "idle timeout"),
+            Got::Timeout => (ws::close::POLICY, "message too slow"),
+            Got::OverBudget(_) => (ws::close::TRY_AGAIN_LATER, "memory budget spent"),
+        };
+        conn.stream
+            .write_all(&ws::close_frame(code, reason))
+            .await?;
+        return conn.stream.shutdown().await;
     }
 }

@@ -49,11 +49,42 @@ struct Job {
     reply: Option<oneshot::Sender<Answer>>,
 }
 
-/// Where upstream notifications go: the client sink registered under the JSON-RPC id their
-/// `params.progressToken` names (stream partials, mcp-mapping-profile §7).
-pub type Routes = std::sync::Arc<
-    std::sync::Mutex<std::collections::HashMap<String, mpsc::UnboundedSender<Vec<u8>>>>,
->;
+/// The JSON-RPC ids in flight upstream, each owned by one client request, with the sink its
+/// stream partials go to. All clients share one upstream link, and the upstream correlates
+/// partials by the request id alone (`progressToken`), so two clients' requests with the
+/// same id must never be in flight at once: a second one waits for the first to finish
+/// (issue 19, D3). Ids are kept unchanged on the way through (mcp-mapping §5).
+pub type Routes = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Route>>>;
+
+/// One id in flight.
+#[derive(Debug)]
+pub struct Route {
+    /// Where its partials go (`None`: the client has no way to receive them, e.g. HTTP).
+    sink: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Woken when the id is free again.
+    freed: std::sync::Arc<tokio::sync::Notify>,
+}
+
+/// Ownership of one JSON-RPC id upstream; the id is free again when this is dropped.
+#[derive(Debug)]
+pub struct IdClaim {
+    routes: Routes,
+    id: String,
+    freed: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Drop for IdClaim {
+    fn drop(&mut self) {
+        let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        if r.get(&self.id)
+            .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &self.freed))
+        {
+            r.remove(&self.id);
+        }
+        drop(r);
+        self.freed.notify_waiters();
+    }
+}
 
 /// A handle on the upstream link; cheap to clone.
 #[derive(Clone, Debug)]
@@ -98,18 +129,43 @@ impl Upstream {
         Ok(Upstream { jobs: tx, routes })
     }
 
-    /// Delivers upstream notifications whose progressToken is `id` (a request's JSON-RPC id,
-    /// a string by the envelope schema) to `sink` until [`Upstream::unroute`].
-    pub fn route(&self, id: &str, sink: mpsc::UnboundedSender<Vec<u8>>) {
-        if let Ok(mut r) = self.routes.lock() {
-            r.insert(id.to_owned(), sink);
-        }
-    }
-
-    /// Stops routing notifications for `id`.
-    pub fn unroute(&self, id: &str) {
-        if let Ok(mut r) = self.routes.lock() {
-            r.remove(id);
+    /// Takes ownership of the JSON-RPC id `id` upstream, waiting while another request with
+    /// that id is in flight; until the claim is dropped, upstream notifications whose
+    /// progressToken is `id` go to `sink` (and nowhere when `sink` is `None`).
+    pub async fn claim(&self, id: &str, sink: Option<mpsc::UnboundedSender<Vec<u8>>>) -> IdClaim {
+        use std::collections::hash_map::Entry;
+        loop {
+            let busy = {
+                let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+                match r.entry(id.to_owned()) {
+                    Entry::Vacant(v) => {
+                        let freed = std::sync::Arc::new(tokio::sync::Notify::new());
+                        v.insert(Route {
+                            sink,
+                            freed: freed.clone(),
+                        });
+                        return IdClaim {
+                            routes: self.routes.clone(),
+                            id: id.to_owned(),
+                            freed,
+                        };
+                    }
+                    Entry::Occupied(o) => o.get().freed.clone(),
+                }
+            };
+            let notified = busy.notified();
+            tokio::pin!(notified);
+            // Registered before the second look, so a release in between is not missed.
+            notified.as_mut().enable();
+            let still = self
+                .routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(id)
+                .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &busy));
+            if still {
+                notified.await;
+            }
         }
     }
 
@@ -146,7 +202,8 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Hands an upstream notification to the client whose request its progressToken names.
+/// Hands an upstream notification to the client request that owns the id its
+/// progressToken names.
 /// Called in frame order, before any later response is handed over, so a client sink sees
 /// partials before the terminal response.
 fn route_notification(routes: &Routes, payload: &[u8]) {
@@ -157,10 +214,9 @@ fn route_notification(routes: &Routes, payload: &[u8]) {
                 .and_then(|t| t.as_str().map(str::to_owned))
         });
     let Some(token) = token else { return };
-    if let Ok(r) = routes.lock() {
-        if let Some(sink) = r.get(&token) {
-            let _ = sink.send(payload.to_vec());
-        }
+    let r = routes.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(sink) = r.get(&token).and_then(|route| route.sink.as_ref()) {
+        let _ = sink.send(payload.to_vec());
     }
 }
 

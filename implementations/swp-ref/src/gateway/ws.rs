@@ -36,14 +36,20 @@ pub mod opcode {
 pub mod close {
     /// Normal closure.
     pub const NORMAL: u16 = 1000;
+    /// The server is going away (here: the connection sat idle too long).
+    pub const GOING_AWAY: u16 = 1001;
     /// Protocol error.
     pub const PROTOCOL: u16 = 1002;
     /// Unsupported data (a binary message on a JSON-RPC route).
     pub const UNSUPPORTED: u16 = 1003;
     /// Invalid UTF-8 in a text message.
     pub const INVALID_DATA: u16 = 1007;
+    /// Policy violation (here: a message that did not arrive in time).
+    pub const POLICY: u16 = 1008;
     /// Message too big.
     pub const TOO_BIG: u16 = 1009;
+    /// Try again later (here: the server's memory budget is spent).
+    pub const TRY_AGAIN_LATER: u16 = 1013;
 }
 
 /// What the decoder produced.
@@ -90,6 +96,11 @@ impl Decoder {
             max_message,
             partial: None,
         }
+    }
+
+    /// Octets of a fragmented message held between calls.
+    pub fn buffered(&self) -> usize {
+        self.partial.as_ref().map_or(0, Vec::len)
     }
 
     /// Decodes one message from the front of `buf`, consuming the frames it used:

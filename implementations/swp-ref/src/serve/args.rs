@@ -6,6 +6,7 @@ use super::listen::Listen;
 use super::tls::TlsOptions;
 use super::{Options, ServeError};
 use crate::endpoint::{Config, DEFAULT_MAX_PENDING};
+use crate::limits::LimitArgs;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -66,6 +67,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MICROSECONDS", default_value_t = DEFAULT_BUSY_POLL_US,
           value_parser = clap::value_parser!(u64).range(0..=MAX_BUSY_POLL_US))]
     pub busy_poll_us: u64,
+    /// Connection cap, timeouts, memory budget and keepalive (docs/reference-limits.md).
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Default `--busy-poll-us`: about one cross-vCPU wake-up on the machines this was measured
@@ -165,6 +169,7 @@ impl ServeArgs {
                 None
             }
         };
+        let server_limits = self.limits.resolve();
         Ok(Options {
             listen: self.listen,
             tls,
@@ -173,8 +178,10 @@ impl ServeArgs {
                 limits,
                 policy,
                 max_pending: DEFAULT_MAX_PENDING,
+                max_pending_bytes: server_limits.conn_memory,
             },
             busy_poll: Duration::from_micros(self.busy_poll_us),
+            limits: server_limits,
         })
     }
 }

@@ -11,7 +11,9 @@ pub mod listen;
 pub mod tls;
 
 use crate::endpoint::{Config, Connection};
-use driver::Ended;
+use crate::limits::accept::{self as accepting, Backoff};
+use crate::limits::{Admit, Budget, ServerLimits, Slots};
+use driver::{Edge, Ended};
 use listen::{HostPort, Listen};
 use std::future::Future;
 use std::io;
@@ -23,8 +25,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-/// How long a client may take to complete the TLS handshake before it is dropped.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections get to finish after a stop signal before they are aborted.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
@@ -42,6 +42,8 @@ pub struct Options {
     /// How long a connection keeps polling for input after each read before it sleeps
     /// (see [`driver::drive`]); zero disables polling.
     pub busy_poll: Duration,
+    /// Connection cap, timeouts, memory budget, keepalive (docs/reference-limits.md).
+    pub limits: ServerLimits,
 }
 
 /// `serve` could not start or keep running.
@@ -149,11 +151,12 @@ fn stop_on_signals(stop: watch::Sender<bool>) -> io::Result<tokio::task::JoinHan
 pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), ServeError> {
     let config = opts.config;
     let poll = opts.busy_poll;
+    let limits = opts.limits;
     match &opts.listen {
         Listen::Stdio => {
             let stream = tokio::io::join(tokio::io::stdin(), tokio::io::stdout());
             let conn = Connection::new(config, None);
-            match driver::drive(stream, conn, "stdio", stop, poll).await {
+            match driver::drive(stream, conn, "stdio", stop, poll, Edge::default()).await {
                 Ended::Io(e) => Err(ServeError::Io(e)),
                 Ended::Closed | Ended::Shutdown => Ok(()),
             }
@@ -161,15 +164,20 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
         Listen::Tcp(hp) => {
             let (listener, local) = bind(hp, false).await?;
             announce("tcp", local, opts.port_file.as_deref())?;
-            accept_loop(listener, stop, move |sock, peer, stop| async move {
-                let name = peer.to_string();
-                let conn = Connection::new(config, None);
-                if let Ended::Io(e) = driver::drive(sock, conn, &name, stop, poll).await {
-                    if !is_disconnect(&e) {
-                        eprintln!("swp-ref: connection {name}: {e}");
+            accept_loop(
+                listener,
+                stop,
+                limits,
+                move |sock, peer, stop, edge| async move {
+                    let name = peer.to_string();
+                    let conn = Connection::new(config, None);
+                    if let Ended::Io(e) = driver::drive(sock, conn, &name, stop, poll, edge).await {
+                        if !is_disconnect(&e) {
+                            eprintln!("swp-ref: connection {name}: {e}");
+                        }
                     }
-                }
-            })
+                },
+            )
             .await;
             Ok(())
         }
@@ -181,9 +189,12 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
             let acceptor = tokio_rustls::TlsAcceptor::from(tls::server_config(tls_opts)?);
             let (listener, local) = bind(hp, true).await?;
             announce("tls", local, opts.port_file.as_deref())?;
-            accept_loop(listener, stop, move |sock, peer, stop| {
+            accept_loop(listener, stop, limits, move |sock, peer, stop, edge| {
                 let acceptor = acceptor.clone();
-                async move { serve_tls(acceptor, sock, peer, config, stop, poll).await }
+                let handshake = limits.header_timeout;
+                async move {
+                    serve_tls(acceptor, sock, peer, config, stop, poll, edge, handshake).await
+                }
             })
             .await;
             Ok(())
@@ -193,6 +204,11 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
 
 /// One TLS connection: no frame is read before the handshake (and client authentication,
 /// under `--client-ca`) succeeds; any TLS failure ends the connection with a security event.
+/// The handshake must finish within `handshake` (`--header-timeout`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site, each argument distinct"
+)]
 async fn serve_tls(
     acceptor: tokio_rustls::TlsAcceptor,
     sock: TcpStream,
@@ -200,8 +216,10 @@ async fn serve_tls(
     config: Config,
     stop: watch::Receiver<bool>,
     poll: Duration,
+    edge: Edge,
+    handshake: Duration,
 ) {
-    let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await {
+    let stream = match tokio::time::timeout(handshake, acceptor.accept(sock)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             eprintln!("swp-ref: security event: TLS handshake with {peer} failed: {e}");
@@ -218,7 +236,7 @@ async fn serve_tls(
         None => peer.to_string(),
     };
     let conn = Connection::new(config, identity);
-    if let Ended::Io(e) = driver::drive(stream, conn, &name, stop, poll).await {
+    if let Ended::Io(e) = driver::drive(stream, conn, &name, stop, poll, edge).await {
         if !is_disconnect(&e) {
             eprintln!("swp-ref: security event: TLS session with {name} failed: {e}");
         }
@@ -281,13 +299,22 @@ pub(crate) fn write_port_file(path: &Path, port: u16) -> io::Result<()> {
     })
 }
 
-/// Accepts until `stop`, one task per connection; then tells the connections to close and
-/// gives them [`SHUTDOWN_GRACE`] before aborting them.
-async fn accept_loop<F, Fut>(listener: TcpListener, mut stop: watch::Receiver<bool>, handle: F)
-where
-    F: Fn(TcpStream, SocketAddr, watch::Receiver<bool>) -> Fut,
+/// Accepts until `stop`, one task per connection held to `limits`; then tells the
+/// connections to close and gives them [`SHUTDOWN_GRACE`] before aborting them. Accept
+/// errors (running out of descriptors above all) never end the loop: it backs off and
+/// retries (issue 19, D2).
+async fn accept_loop<F, Fut>(
+    listener: TcpListener,
+    mut stop: watch::Receiver<bool>,
+    limits: ServerLimits,
+    handle: F,
+) where
+    F: Fn(TcpStream, SocketAddr, watch::Receiver<bool>, Edge) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    let slots = Slots::new(limits.max_connections);
+    let budget = Budget::new(limits.memory_budget, limits.conn_memory);
+    let mut backoff = Backoff::default();
     let mut tasks = JoinSet::new();
     loop {
         tokio::select! {
@@ -295,14 +322,29 @@ where
             _ = stop.changed() => break,
             r = listener.accept() => match r {
                 Ok((sock, peer)) => {
-                    // Replies are small and latency-bound: never wait to coalesce them.
-                    let _ = sock.set_nodelay(true);
-                    tasks.spawn(handle(sock, peer, stop.clone()));
+                    backoff.reset();
+                    // Over the cap with every connection busy: the newcomer is closed, and
+                    // the connections at work are not disturbed.
+                    let Admit::Admitted { slot, evicted } = slots.admit() else {
+                        continue;
+                    };
+                    accepting::configure(&sock, limits.tcp_keepalive);
+                    let edge = Edge {
+                        slot: Some(slot),
+                        charge: Some(budget.charge()),
+                        idle_timeout: limits.idle_timeout,
+                        body_timeout: Some(limits.body_timeout),
+                    };
+                    tasks.spawn(handle(sock, peer, stop.clone(), edge));
+                    if evicted {
+                        // Let the evicted connection close (and free its descriptor)
+                        // before a burst of newcomers runs the process out.
+                        tokio::task::yield_now().await;
+                    }
                 }
                 Err(e) => {
-                    // Typically out of descriptors: back off instead of spinning.
-                    eprintln!("swp-ref: accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    let pause = backoff.failed(&e, &slots, "swp-ref");
+                    tokio::time::sleep(pause).await;
                 }
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}

@@ -183,6 +183,30 @@ pub fn translate_with(
     Ok(out)
 }
 
+/// Runs `f` translating for `hop`, as the bridges of [`correlate::rounds`] do for the pieces
+/// of the messages they rebuild; returns its value and the warnings it collected.
+/// With `check`, `hop.from` must equal `hop.to` and any change `f` would make is an error.
+pub(crate) fn walk<T>(
+    hop: &Hop,
+    check: bool,
+    message_type: &str,
+    f: impl FnOnce(&mut Cx<'_>) -> walk::R<T>,
+) -> Result<(T, Vec<Warning>), TranslateError> {
+    let mut warnings = Vec::new();
+    let session = Session::new();
+    let mut cx = Cx::new(
+        hop.from,
+        hop.to,
+        hop.direction,
+        check,
+        &mut warnings,
+        &session,
+    );
+    cx.message_type = message_type.into();
+    let v = f(&mut cx)?;
+    Ok((v, warnings))
+}
+
 /// Validates every output against its version: messages against the target, replies
 /// against the sender's (each typed by the request it answers). A failure here is a rule
 /// that produced an invalid message.

@@ -330,7 +330,8 @@ pub(crate) fn result_common(cx: &mut Cx<'_>, method: &str, r: &mut Obj) -> R<Kin
             _ => return Err(cx.invalid("`cacheScope` must be \"public\" or \"private\"")),
         }
     }
-    if cx.to.is_stateless() {
+    // A discover result becomes a whole initialize result (`discover_result_to_initialize`).
+    if cx.to.is_stateless() || method == "server/discover" {
         return Ok(kind);
     }
     r.shift_remove("resultType");

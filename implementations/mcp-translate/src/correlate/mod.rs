@@ -5,6 +5,7 @@
 //! session established ([`Session`]) and the multi-round-trip requests in flight
 //! ([`rounds`]).
 
+pub mod rounds;
 mod session;
 
 pub use session::Session;

@@ -75,6 +75,15 @@ fn close(node: &mut Value) {
                 if names.iter().any(|n| n == "method") {
                     names.push("jsonrpc".into());
                     names.push("id".into());
+                    // Every version's Request.params admits `_meta` (progressToken); the
+                    // generated schemas lose it where a request redefines its params.
+                    if let Some(Value::Object(p)) = o
+                        .get_mut("properties")
+                        .and_then(|p| p.get_mut("params"))
+                        .and_then(|p| p.get_mut("properties"))
+                    {
+                        p.entry("_meta").or_insert_with(|| json!({"type": "object"}));
+                    }
                 }
                 o.insert("propertyNames".into(), json!({"enum": names}));
             }

@@ -129,12 +129,9 @@ fn every_mcpx_vector_holds_for_the_library() {
                 .flatten()
             {
                 let method = m.get("id").and_then(asked);
-                if let Err(why) = common::check_message(
-                    hop.from,
-                    hop.direction.reverse(),
-                    m,
-                    method.as_deref(),
-                ) {
+                if let Err(why) =
+                    common::check_message(hop.from, hop.direction.reverse(), m, method.as_deref())
+                {
                     failures.push(format!("{file}: expected reply invalid: {why}"));
                 }
             }

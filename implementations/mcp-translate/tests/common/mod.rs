@@ -82,7 +82,8 @@ fn close(node: &mut Value) {
                         .and_then(|p| p.get_mut("params"))
                         .and_then(|p| p.get_mut("properties"))
                     {
-                        p.entry("_meta").or_insert_with(|| json!({"type": "object"}));
+                        p.entry("_meta")
+                            .or_insert_with(|| json!({"type": "object"}));
                     }
                 }
                 o.insert("propertyNames".into(), json!({"enum": names}));

@@ -20,6 +20,9 @@ pub enum McpVersion {
     /// 2025-11-25.
     #[serde(rename = "2025-11-25")]
     V2025_11_25,
+    /// 2026-07-28 (stateless: discovery instead of `initialize`).
+    #[serde(rename = "2026-07-28")]
+    V2026_07_28,
 }
 
 impl McpVersion {
@@ -30,6 +33,7 @@ impl McpVersion {
             McpVersion::V2025_03_26 => "2025-03-26",
             McpVersion::V2025_06_18 => "2025-06-18",
             McpVersion::V2025_11_25 => "2025-11-25",
+            McpVersion::V2026_07_28 => "2026-07-28",
         }
     }
 }

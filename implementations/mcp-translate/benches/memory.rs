@@ -56,7 +56,27 @@ fn main() {
     let (out, pass) = allocated(|| translate_bytes(&bytes, &same, &lookup).unwrap());
     black_box(&out);
     println!("same-version passthrough of the octets: {pass} octets allocated");
-    if ratio > 1.5 {
+    let up = Hop {
+        to: Version::V2026_07_28,
+        ..hop
+    };
+    let msg26 = translate(msg.clone(), &up, &lookup)
+        .unwrap()
+        .messages
+        .remove(0);
+    let size26 = serde_json::to_vec(&msg26).map(|b| b.len()).unwrap_or(0);
+    let down26 = Hop {
+        from: Version::V2026_07_28,
+        ..hop
+    };
+    let (out, extra26) = allocated(|| translate(msg26, &down26, &lookup).unwrap());
+    black_box(&out);
+    let ratio26 = extra26 as f64 / size26 as f64;
+    println!(
+        "the same result from 2026-07-28, value API, → 2024-11-05: {extra26} octets allocated ({ratio26:.4}× the message){}",
+        if ratio26 <= 1.5 { "" } else { "  ABOVE the 1.5× target" }
+    );
+    if ratio > 1.5 || ratio26 > 1.5 {
         std::process::exit(1);
     }
 }

@@ -133,6 +133,28 @@ pub(crate) fn content(cx: &mut Cx<'_>, v: &mut Value, place: Place) -> R {
         ("tool_result", Place::Sampling) => {
             let id = cx.req_str(o, "toolUseId")?.to_owned();
             cx.each(o, "content", true, |cx, b| content(cx, b, Place::Block))?;
+            if let Some(sc) = o.get("structuredContent").filter(|sc| !sc.is_object()) {
+                // Any JSON value from 2026-07-28 on (line 2469); an object in 2025-11-25.
+                if !cx.from.is_stateless() {
+                    return Err(cx.invalid("structuredContent must be an object"));
+                }
+                if cx.to >= V11 && !cx.to.is_stateless() {
+                    let text = sc.to_string();
+                    cx.warn(
+                        WarningKind::FallbackAdded,
+                        Some("content"),
+                        "structuredContent the target cannot carry; its JSON is appended as a text block",
+                    )?;
+                    if let Some(Value::Array(blocks)) = o.get_mut("content") {
+                        blocks.push(json!({"type": "text", "text": text}));
+                    }
+                    cx.drop_field(
+                        o,
+                        "structuredContent",
+                        "any JSON value from 2026-07-28 on; only an object before",
+                    )?;
+                }
+            }
             if cx.to < V11 {
                 let err = if o.get("isError") == Some(&Value::Bool(true)) {
                     " (error)"

@@ -4,7 +4,9 @@
 
 use crate::content::annotations;
 use crate::outcome::WarningKind;
-use crate::version::Version::{V2025_03_26 as V03, V2025_06_18 as V06, V2025_11_25 as V11};
+use crate::version::Version::{
+    V2025_03_26 as V03, V2025_06_18 as V06, V2025_11_25 as V11, V2026_07_28 as V26,
+};
 use crate::walk::{Cx, Obj, Seg, R};
 use serde_json::Value;
 
@@ -54,21 +56,61 @@ pub(crate) fn client_capabilities(cx: &mut Cx<'_>, v: &mut Value) -> R {
             cx.drop_newer(s, "sampling", &[("context", V11), ("tools", V11)])
         })?;
     }
+    if let Some(r) = o.get_mut("roots") {
+        // 2026-07-28 has no roots/list_changed notification, so no listChanged (line 732).
+        cx.at(Seg::K("roots"), |cx| {
+            let r = cx.obj(r, "roots capability")?;
+            cx.drop_removed(r, "roots", &[("listChanged", V26)])
+        })?;
+    }
     cx.drop_newer(
         o,
         "ClientCapabilities",
-        &[("elicitation", V06), ("tasks", V11)],
-    )
+        &[("elicitation", V06), ("tasks", V11), ("extensions", V26)],
+    )?;
+    cx.drop_removed(o, "ClientCapabilities", &[("tasks", V26)])
 }
 
-/// `ServerCapabilities`.
+/// `ServerCapabilities`. Across the eras the notification flags change meaning: in
+/// 2026-07-28 they promise delivery on a `subscriptions/listen` stream, before it unprompted
+/// notifications (and `resources/subscribe`). The translator bridges list changes toward a
+/// stateless client (`correlate::Session::honoured`) but opens no stream for a session
+/// client, and bridges resource subscriptions in neither direction; the flags it cannot
+/// keep go.
 pub(crate) fn server_capabilities(cx: &mut Cx<'_>, v: &mut Value) -> R {
     let o = cx.obj(v, "ServerCapabilities")?;
+    let unbridged: &[(&'static str, &[&'static str])] = if cx.down() {
+        &[
+            ("resources", &["subscribe", "listChanged"]),
+            ("tools", &["listChanged"]),
+            ("prompts", &["listChanged"]),
+        ]
+    } else if cx.up() {
+        &[("resources", &["subscribe"])]
+    } else {
+        &[]
+    };
+    for &(cap, flags) in unbridged {
+        if let Some(c) = o.get_mut(cap) {
+            cx.at(Seg::K(cap), |cx| {
+                let c = cx.obj(c, "capability")?;
+                for &f in flags {
+                    cx.drop_field(
+                        c,
+                        f,
+                        "a notification capability the translator does not bridge between a session version and 2026-07-28",
+                    )?;
+                }
+                Ok(())
+            })?;
+        }
+    }
     cx.drop_newer(
         o,
         "ServerCapabilities",
-        &[("completions", V03), ("tasks", V11)],
-    )
+        &[("completions", V03), ("tasks", V11), ("extensions", V26)],
+    )?;
+    cx.drop_removed(o, "ServerCapabilities", &[("tasks", V26)])
 }
 
 /// `inputSchema` / `outputSchema`: JSON Schema documents whose keywords pass unchanged,
@@ -91,9 +133,25 @@ pub(crate) fn tool(cx: &mut Cx<'_>, v: &mut Value) -> R {
         schema_doc(cx, s, "inputSchema")
     })?;
     if cx.to >= V06 {
-        cx.field(o, "outputSchema", false, |cx, s| {
-            schema_doc(cx, s, "outputSchema")
-        })?;
+        // 2026-07-28 takes any JSON Schema as outputSchema (line 2005); before, an object
+        // schema only, so another one cannot go back.
+        let object = o.get("outputSchema").and_then(|s| s.get("type"))
+            == Some(&Value::String("object".into()));
+        if cx.from.is_stateless() && !object {
+            if cx.to.is_stateless() {
+                cx.obj_field(o, "outputSchema", false)?;
+            } else {
+                cx.drop_field(
+                    o,
+                    "outputSchema",
+                    "a non-object output schema (2026-07-28) has no form before it",
+                )?;
+            }
+        } else {
+            cx.field(o, "outputSchema", false, |cx, s| {
+                schema_doc(cx, s, "outputSchema")
+            })?;
+        }
     }
     if cx.to == V03 && o.contains_key("title") {
         // 2025-03-26 has no Tool.title but ToolAnnotations.title is its display name: move
@@ -134,7 +192,8 @@ pub(crate) fn tool(cx: &mut Cx<'_>, v: &mut Value) -> R {
             ("icons", V11),
             ("execution", V11),
         ],
-    )
+    )?;
+    cx.drop_removed(o, "Tool", &[("execution", V26)])
 }
 
 /// The fields of `Resource`, shared with `ResourceLink`.

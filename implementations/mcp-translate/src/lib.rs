@@ -1,5 +1,6 @@
 //! Sans-IO translation of MCP JSON-RPC messages between protocol versions 2024-11-05,
-//! 2025-03-26, 2025-06-18 and 2025-11-25, in both directions (`docs/mcp-translation.md`).
+//! 2025-03-26, 2025-06-18, 2025-11-25 and the stateless 2026-07-28, in both directions
+//! (`docs/mcp-translation.md`).
 //!
 //! [`translate`] takes one message (or a 2025-03-26 batch) from the sender's version to the
 //! receiver's and returns the messages to deliver, the answers given on the receiver's
@@ -10,6 +11,10 @@
 //!
 //! Results do not say what they answer, so translating one needs the method of its
 //! request: a [`RequestLookup`], such as [`correlate::Pending`] kept by an intermediary.
+//! Between a session version and 2026-07-28 some messages need what the session
+//! established (the client's capabilities, the log level, open listen streams):
+//! [`translate_with`] takes a [`correlate::Session`]; the multi-round-trip requests of
+//! 2026-07-28 are bridged by [`correlate::rounds`].
 #![forbid(unsafe_code)]
 
 mod content;
@@ -19,12 +24,14 @@ mod envelope;
 mod methods;
 mod outcome;
 mod rules;
+mod stateless;
 mod version;
 mod walk;
 
 pub use outcome::{ErrorKind, TranslateError, Translation, Warning, WarningKind};
 pub use version::{Direction, UnknownVersion, Version};
 
+use correlate::Session;
 use envelope::Fate;
 use serde_json::Value;
 use walk::{Cx, Seg};
@@ -84,20 +91,45 @@ fn one(
     v: &mut Value,
     lookup: &dyn RequestLookup,
     out: &mut Translation,
+    answers: &mut Vec<String>,
 ) -> Result<(), TranslateError> {
     match envelope::message(cx, v, lookup)? {
         Fate::Forward => out.messages.push(std::mem::take(v)),
         Fate::Drop => {}
-        Fate::Reply(r) => out.replies.push(r),
+        Fate::Reply(r, method) => {
+            out.replies.push(r);
+            answers.push(method);
+        }
+        Fate::Also(r) => {
+            out.messages.push(std::mem::take(v));
+            out.replies.push(r);
+            answers.push(String::new());
+        }
+        Fate::Instead(ms) => out.messages.extend(ms),
     }
     Ok(())
 }
 
-/// Translates `msg` for `hop`. Same-version input is returned as it is.
+/// Translates `msg` for `hop`. Same-version input is returned as it is. A lone message
+/// knows nothing of its connection: see [`translate_with`].
 pub fn translate(
+    msg: Value,
+    hop: &Hop,
+    lookup: &dyn RequestLookup,
+) -> Result<Translation, TranslateError> {
+    translate_with(msg, hop, lookup, &Session::new())
+}
+
+/// [`translate`] with what the connection's session established, for the rules between a
+/// session version and 2026-07-28: a session client's capabilities, identity and log
+/// level go into each 2026-07-28 request; per-request values equal to the session's are
+/// removed without a warning; list-change notifications reach the listen streams that
+/// asked for them.
+pub fn translate_with(
     mut msg: Value,
     hop: &Hop,
     lookup: &dyn RequestLookup,
+    session: &Session,
 ) -> Result<Translation, TranslateError> {
     let mut out = Translation::default();
     if hop.from == hop.to {
@@ -105,8 +137,16 @@ pub fn translate(
         return Ok(out);
     }
     let mut warnings = Vec::new();
+    let mut answers = Vec::new();
     {
-        let mut cx = Cx::new(hop.from, hop.to, hop.direction, false, &mut warnings);
+        let mut cx = Cx::new(
+            hop.from,
+            hop.to,
+            hop.direction,
+            false,
+            &mut warnings,
+            session,
+        );
         if let Value::Array(items) = &mut msg {
             cx.message_type = "batch".into();
             if !hop.from.has_batches() {
@@ -130,33 +170,62 @@ pub fn translate(
                 )?;
             }
             for (i, item) in items.iter_mut().enumerate() {
-                cx.at(Seg::I(i), |cx| one(cx, item, lookup, &mut out))?;
+                cx.at(Seg::I(i), |cx| {
+                    one(cx, item, lookup, &mut out, &mut answers)
+                })?;
             }
         } else {
-            one(&mut cx, &mut msg, lookup, &mut out)?;
+            one(&mut cx, &mut msg, lookup, &mut out, &mut answers)?;
         }
     }
     out.warnings = warnings;
-    check_output(&mut out, hop, lookup)?;
+    check_output(&mut out, hop, lookup, &answers)?;
     Ok(out)
 }
 
+/// Runs `f` translating for `hop`, as the bridges of [`correlate::rounds`] do for the pieces
+/// of the messages they rebuild; returns its value and the warnings it collected.
+/// With `check`, `hop.from` must equal `hop.to` and any change `f` would make is an error.
+pub(crate) fn walk<T>(
+    hop: &Hop,
+    check: bool,
+    message_type: &str,
+    f: impl FnOnce(&mut Cx<'_>) -> walk::R<T>,
+) -> Result<(T, Vec<Warning>), TranslateError> {
+    let mut warnings = Vec::new();
+    let session = Session::new();
+    let mut cx = Cx::new(
+        hop.from,
+        hop.to,
+        hop.direction,
+        check,
+        &mut warnings,
+        &session,
+    );
+    cx.message_type = message_type.into();
+    let v = f(&mut cx)?;
+    Ok((v, warnings))
+}
+
 /// Validates every output against its version: messages against the target, replies
-/// against the sender's. A failure here is a rule that produced an invalid message.
+/// against the sender's (each typed by the request it answers). A failure here is a rule
+/// that produced an invalid message.
 fn check_output(
     out: &mut Translation,
     hop: &Hop,
     lookup: &dyn RequestLookup,
+    answers: &[String],
 ) -> Result<(), TranslateError> {
     let mut none = Vec::new();
+    let session = Session::new();
     for m in &mut out.messages {
-        let mut cx = Cx::new(hop.to, hop.to, hop.direction, true, &mut none);
+        let mut cx = Cx::new(hop.to, hop.to, hop.direction, true, &mut none, &session);
         envelope::message(&mut cx, m, lookup)?;
     }
     let back = hop.reverse();
-    for r in &mut out.replies {
-        let mut cx = Cx::new(back.to, back.to, back.direction, true, &mut none);
-        envelope::message(&mut cx, r, &Answering("elicitation/create"))?;
+    for (r, method) in out.replies.iter_mut().zip(answers) {
+        let mut cx = Cx::new(back.to, back.to, back.direction, true, &mut none, &session);
+        envelope::message(&mut cx, r, &Answering(method))?;
     }
     Ok(())
 }
@@ -171,7 +240,8 @@ pub fn validate(
     lookup: &dyn RequestLookup,
 ) -> Result<(), TranslateError> {
     let mut none = Vec::new();
-    let mut cx = Cx::new(version, version, direction, true, &mut none);
+    let session = Session::new();
+    let mut cx = Cx::new(version, version, direction, true, &mut none, &session);
     let mut m = msg.clone();
     match &mut m {
         Value::Array(items) => {

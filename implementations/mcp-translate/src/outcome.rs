@@ -12,10 +12,13 @@ use serde_json::Value;
 pub enum WarningKind {
     /// A field the target version does not define was removed.
     Dropped,
-    /// A field, content block or value was rewritten into a form the target version has
-    /// (audio → text, resource_link → text, title → annotations.title, ...).
+    /// A field, content block, value or whole message was rewritten into a form the
+    /// target version has (audio → text, resource_link → text, title → annotations.title,
+    /// initialize ↔ server/discover, input_required → server requests, ...).
     Converted,
-    /// A text block carrying the JSON of a dropped `structuredContent` was added.
+    /// Something the target requires and the source lacks was supplied: a text block
+    /// carrying the JSON of a dropped `structuredContent`, empty client capabilities, an
+    /// "unknown" client or server `Implementation`, an `elicitationId`.
     FallbackAdded,
     /// `protocolVersion` was rewritten to the target version.
     VersionRewritten,
@@ -51,8 +54,10 @@ pub struct Translation {
     /// Messages to deliver to the receiver, in order: none when the input was dropped or
     /// answered on the receiver's behalf, several when a batch was split.
     pub messages: Vec<Value>,
-    /// Responses to send back to the sender on the receiver's behalf (a request the
-    /// receiver's version cannot take: elicitation for an old client, tasks methods).
+    /// Messages to send back to the sender on the receiver's behalf: answers to requests
+    /// the receiver's version cannot take (elicitation for an old client, tasks methods,
+    /// ping toward 2026-07-28), and the notifications a bridge to 2026-07-28 owes the
+    /// sender (`notifications/initialized`, `notifications/subscriptions/acknowledged`).
     pub replies: Vec<Value>,
     /// Every dropped or converted field, in the order met.
     pub warnings: Vec<Warning>,

@@ -4,7 +4,9 @@
 use crate::content::{self, Place};
 use crate::entities;
 use crate::outcome::{ErrorKind, WarningKind};
-use crate::version::Version::{V2025_03_26 as V03, V2025_06_18 as V06, V2025_11_25 as V11};
+use crate::version::Version::{
+    self, V2025_03_26 as V03, V2025_06_18 as V06, V2025_11_25 as V11, V2026_07_28 as V26,
+};
 use crate::walk::{kind_of, Cx, Obj, Seg, R};
 use serde_json::Value;
 
@@ -38,7 +40,9 @@ pub(crate) fn request_params(cx: &mut Cx<'_>, method: &str, p: &mut Obj) -> R<bo
             cx.str_field(p, "name", true)?;
             cx.obj_field(p, "arguments", false)?;
             cx.drop_newer(p, "CallToolRequest.params", &[("task", V11)])?;
+            cx.drop_removed(p, "CallToolRequest.params", &[("task", V26)])?;
         }
+        "subscriptions/listen" => cx.obj_field(p, "notifications", true)?,
         "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
             cx.str_field(p, "uri", true)?;
         }
@@ -72,6 +76,12 @@ pub(crate) fn request_params(cx: &mut Cx<'_>, method: &str, p: &mut Obj) -> R<bo
                 p,
                 "CreateMessageRequest.params",
                 &[("tools", V11), ("toolChoice", V11), ("task", V11)],
+            )?;
+            // An input request, not a JSON-RPC request, from 2026-07-28 on: no `_meta`.
+            cx.drop_removed(
+                p,
+                "CreateMessageRequest.params",
+                &[("task", V26), ("_meta", V26)],
             )?;
         }
         "elicitation/create" => return elicitation(cx, p),
@@ -150,9 +160,19 @@ fn sampling_messages(cx: &mut Cx<'_>, p: &mut Obj) -> R {
 /// form: `Ok(false)`, answered on the client's behalf.
 fn elicitation(cx: &mut Cx<'_>, p: &mut Obj) -> R<bool> {
     cx.str_field(p, "message", true)?;
+    // An input request from 2026-07-28 on: no `_meta`, no task, and no elicitation id (no
+    // notifications/elicitation/complete to correlate).
+    cx.drop_removed(
+        p,
+        "ElicitRequest.params",
+        &[("task", V26), ("_meta", V26), ("elicitationId", V26)],
+    )?;
     let url = p.get("mode").and_then(Value::as_str) == Some("url");
     if url {
         cx.str_field(p, "url", true)?;
+        if cx.to == V11 {
+            cx.str_field(p, "elicitationId", true)?;
+        }
         return Ok(cx.to >= V11);
     }
     cx.obj_field(p, "requestedSchema", true)?;
@@ -236,10 +256,16 @@ pub(crate) fn notification_params(cx: &mut Cx<'_>, method: &str, p: &mut Obj) ->
             }
             cx.drop_newer(p, "ProgressNotification.params", &[("message", V03)])?;
         }
-        // requestId is optional from 2025-11-25 (a task cancellation); required before.
-        "notifications/cancelled" if !p.contains_key("requestId") && cx.to < V11 => {
-            return Ok(false);
+        // requestId is optional in 2025-11-25 only (a task cancellation).
+        "notifications/cancelled" if !p.contains_key("requestId") => {
+            if cx.from >= V26 {
+                return Err(cx.invalid("required field `requestId` is missing"));
+            }
+            if cx.to < V11 || cx.to >= V26 {
+                return Ok(false);
+            }
         }
+        "notifications/subscriptions/acknowledged" => cx.obj_field(p, "notifications", true)?,
         "notifications/resources/updated" => cx.str_field(p, "uri", true)?,
         "notifications/message" => cx.str_field(p, "level", true)?,
         _ => {}
@@ -247,8 +273,16 @@ pub(crate) fn notification_params(cx: &mut Cx<'_>, method: &str, p: &mut Obj) ->
     Ok(true)
 }
 
-/// Whether `method` requires params.
-pub(crate) fn params_required(method: &str) -> bool {
+/// Whether `method` requires params in version `v`: every 2026-07-28 request carries
+/// `_meta`.
+pub(crate) fn params_required(method: &str, v: Version) -> bool {
+    if v.is_stateless()
+        && crate::methods::lookup(method).is_some_and(|i| {
+            i.request && i.sender == crate::methods::Sender::Client && i.exists_in(v)
+        })
+    {
+        return true;
+    }
     matches!(
         method,
         "initialize"
@@ -270,6 +304,7 @@ pub(crate) fn params_required(method: &str) -> bool {
             | "notifications/resources/updated"
             | "notifications/elicitation/complete"
             | "notifications/tasks/status"
+            | "notifications/subscriptions/acknowledged"
     )
 }
 
@@ -295,11 +330,34 @@ pub(crate) fn result(cx: &mut Cx<'_>, method: &str, r: &mut Obj) -> R {
             cx.str_field(m, "role", true)?;
             content::block(cx, m, "content", Place::Block)
         })?,
-        "completion/complete" => cx.obj_field(r, "completion", true)?,
-        "roots/list" => cx.each(r, "roots", true, entities::root)?,
+        "server/discover" => {
+            cx.each(r, "supportedVersions", true, |cx, v| match v {
+                Value::String(_) => Ok(()),
+                _ => Err(cx.invalid("supportedVersions lists strings")),
+            })?;
+            cx.field(r, "capabilities", true, entities::server_capabilities)?;
+            cx.str_field(r, "instructions", false)?;
+        }
+        "completion/complete" => cx.field(r, "completion", true, |cx, c| {
+            let c = cx.obj(c, "completion")?;
+            // "Must not exceed 100 items" in every version; a schema bound in 2026-07-28.
+            match c.get("values") {
+                Some(Value::Array(v)) if v.len() <= 100 && v.iter().all(Value::is_string) => Ok(()),
+                Some(Value::Array(v)) if v.len() > 100 => Err(cx.invalid(format!(
+                    "completion.values has {} items; at most 100 are allowed",
+                    v.len()
+                ))),
+                _ => Err(cx.invalid("completion.values must be an array of strings")),
+            }
+        })?,
+        "roots/list" => {
+            cx.each(r, "roots", true, entities::root)?;
+            cx.drop_removed(r, "ListRootsResult", &[("_meta", V26)])?;
+        }
         "sampling/createMessage" => create_message_result(cx, r)?,
         "elicitation/create" => {
             cx.str_field(r, "action", true)?;
+            cx.drop_removed(r, "ElicitResult", &[("_meta", V26)])?;
             if cx.to < V11 {
                 if let Some(Value::Object(c)) = r.get("content") {
                     if c.values().any(Value::is_array) {
@@ -325,25 +383,27 @@ pub(crate) fn result(cx: &mut Cx<'_>, method: &str, r: &mut Obj) -> R {
 /// `CallToolResult` (or a 2025-11-25 `CreateTaskResult`).
 fn call_tool_result(cx: &mut Cx<'_>, r: &mut Obj) -> R {
     if r.contains_key("task") && !r.contains_key("content") {
-        if cx.to < V11 {
+        if cx.to < V11 || cx.to >= V26 {
             return Err(cx.err(
                 ErrorKind::Unrepresentable,
-                "a task-augmented tools/call result (CreateTaskResult) exists from 2025-11-25",
+                "a task-augmented tools/call result (CreateTaskResult) exists in 2025-11-25 only",
             ));
         }
         return cx.obj_field(r, "task", true);
     }
     content::blocks(cx, r, "content", Place::Block)?;
-    if cx.to < V06 {
-        if let Some(sc) = r.get("structuredContent") {
-            if !sc.is_object() {
-                return Err(cx.at(Seg::K("structuredContent"), |cx| {
-                    Ok(cx.invalid(format!(
-                        "structuredContent must be an object, found {}",
-                        kind_of(sc)
-                    )))
-                })?);
-            }
+    if let Some(sc) = r.get("structuredContent") {
+        // Any JSON value from 2026-07-28 on; an object before.
+        if !sc.is_object() && !cx.from.is_stateless() {
+            return Err(cx.at(Seg::K("structuredContent"), |cx| {
+                Ok(cx.invalid(format!(
+                    "structuredContent must be an object, found {}",
+                    kind_of(sc)
+                )))
+            })?);
+        }
+        let object = sc.is_object();
+        if cx.to < V06 || (!object && !cx.to.is_stateless()) {
             // 2025-06-18 tools guidance: a tool returning structured content SHOULD also
             // return its JSON in a text block. Keep one that is already there (same JSON),
             // else add it, so the older peer still gets the data.
@@ -364,11 +424,18 @@ fn call_tool_result(cx: &mut Cx<'_>, r: &mut Obj) -> R {
                 cx.warn(
                     WarningKind::FallbackAdded,
                     Some("content"),
-                    "structuredContent exists from 2025-06-18; its JSON is appended as a text block",
+                    "structuredContent the target cannot carry; its JSON is appended as a text block",
                 )?;
                 if let Some(Value::Array(blocks)) = r.get_mut("content") {
                     blocks.push(serde_json::json!({"type": "text", "text": text}));
                 }
+            }
+            if !object && cx.to >= V06 {
+                cx.drop_field(
+                    r,
+                    "structuredContent",
+                    "any JSON value from 2026-07-28 on; only an object before",
+                )?;
             }
         }
     }

@@ -15,19 +15,28 @@ pub enum Version {
     V2025_06_18,
     /// 2025-11-25: tasks, icons, URL elicitation, sampling with tools.
     V2025_11_25,
+    /// 2026-07-28: stateless. No `initialize`: `server/discover`, and the protocol version
+    /// and client capabilities in every request's `_meta`; server requests travel inside
+    /// `input_required` results; tasks, ping and `logging/setLevel` removed.
+    V2026_07_28,
 }
 
 impl Version {
     /// Every known version, oldest first.
-    pub const ALL: [Version; 4] = [
+    pub const ALL: [Version; 5] = [
         Version::V2024_11_05,
         Version::V2025_03_26,
         Version::V2025_06_18,
         Version::V2025_11_25,
+        Version::V2026_07_28,
     ];
 
     /// The newest known version.
-    pub const LATEST: Version = Version::V2025_11_25;
+    pub const LATEST: Version = Version::V2026_07_28;
+
+    /// The newest version with a session (`initialize`): what an intermediary offers a
+    /// server on behalf of a stateless client, and how it reads a session server's lines.
+    pub const LATEST_SESSION: Version = Version::V2025_11_25;
 
     /// The version string as it appears in `protocolVersion`.
     pub const fn as_str(self) -> &'static str {
@@ -36,7 +45,14 @@ impl Version {
             Version::V2025_03_26 => "2025-03-26",
             Version::V2025_06_18 => "2025-06-18",
             Version::V2025_11_25 => "2025-11-25",
+            Version::V2026_07_28 => "2026-07-28",
         }
+    }
+
+    /// Whether this version is stateless: no `initialize`, per-request `_meta`
+    /// (2026-07-28 on).
+    pub const fn is_stateless(self) -> bool {
+        matches!(self, Version::V2026_07_28)
     }
 
     /// Whether JSON-RPC batches are part of this version (2025-03-26 only: added there,
@@ -55,7 +71,7 @@ impl fmt::Display for Version {
 /// A version string this crate does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown MCP protocol version {0:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25)"
+    "unknown MCP protocol version {0:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)"
 )]
 pub struct UnknownVersion(pub String);
 
@@ -113,7 +129,9 @@ mod tests {
             assert_eq!(v.as_str().parse::<Version>(), Ok(v));
         }
         assert!(Version::V2024_11_05 < Version::V2025_11_25);
-        assert!("2026-07-28".parse::<Version>().is_err());
+        assert!(Version::LATEST_SESSION < Version::LATEST && Version::LATEST.is_stateless());
+        assert!(!Version::LATEST_SESSION.is_stateless());
+        assert!("2027-01-01".parse::<Version>().is_err());
         assert!(Version::V2025_03_26.has_batches() && !Version::V2025_06_18.has_batches());
     }
 }

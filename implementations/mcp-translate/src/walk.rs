@@ -3,6 +3,7 @@
 //! (drop and convert, warning each time) and checking (the same walk over an output, where
 //! anything that would need a change is an error).
 
+use crate::correlate::Session;
 use crate::outcome::{ErrorKind, TranslateError, Warning, WarningKind};
 use crate::version::{Direction, Version};
 use serde_json::{Map, Value};
@@ -16,6 +17,15 @@ fn since_detail(since: Version) -> &'static str {
         Version::V2025_03_26 => "defined from 2025-03-26; the target is older",
         Version::V2025_06_18 => "defined from 2025-06-18; the target is older",
         Version::V2025_11_25 => "defined from 2025-11-25; the target is older",
+        Version::V2026_07_28 => "defined from 2026-07-28; the target is older",
+    }
+}
+
+/// The detail of a field dropped because the target version removed it.
+fn until_detail(until: Version) -> &'static str {
+    match until {
+        Version::V2026_07_28 => "removed in 2026-07-28",
+        _ => "not defined by the target version",
     }
 }
 
@@ -49,6 +59,8 @@ pub(crate) struct Cx<'w> {
     pub message_type: String,
     /// Collected warnings.
     pub warnings: &'w mut Vec<Warning>,
+    /// What the intermediary knows of the connection (empty for a lone message).
+    pub session: &'w Session,
     path: Vec<Seg>,
 }
 
@@ -73,6 +85,7 @@ impl<'w> Cx<'w> {
         dir: Direction,
         check: bool,
         warnings: &'w mut Vec<Warning>,
+        session: &'w Session,
     ) -> Self {
         Cx {
             from,
@@ -81,8 +94,19 @@ impl<'w> Cx<'w> {
             check,
             message_type: "message".into(),
             warnings,
+            session,
             path: Vec::new(),
         }
+    }
+
+    /// The hop goes from a session version to 2026-07-28 or later.
+    pub(crate) fn up(&self) -> bool {
+        !self.from.is_stateless() && self.to.is_stateless()
+    }
+
+    /// The hop goes from 2026-07-28 or later to a session version.
+    pub(crate) fn down(&self) -> bool {
+        self.from.is_stateless() && !self.to.is_stateless()
     }
 
     /// The JSON Pointer of the current place, plus `key` when given.
@@ -192,9 +216,39 @@ impl<'w> Cx<'w> {
         Ok(())
     }
 
+    /// Removes every field of `fields` that the target no longer defines (removed in the
+    /// paired version), with a `dropped` warning each.
+    pub(crate) fn drop_removed(
+        &mut self,
+        o: &mut Obj,
+        what: &str,
+        fields: &[(&str, Version)],
+    ) -> R {
+        for &(k, until) in fields {
+            if self.to < until || find(o, k).is_none() {
+                continue;
+            }
+            if self.check {
+                self.warn(
+                    WarningKind::Dropped,
+                    Some(k),
+                    format!("{what}.{k} was removed in {until}"),
+                )?;
+            } else if o.shift_remove(k).is_some() {
+                self.warn(WarningKind::Dropped, Some(k), until_detail(until))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Drops field `k` with a warning when present (used where a rule, not a version table,
     /// decides).
-    pub(crate) fn drop_field(&mut self, o: &mut Obj, k: &str, detail: &'static str) -> R {
+    pub(crate) fn drop_field(
+        &mut self,
+        o: &mut Obj,
+        k: &str,
+        detail: impl Into<Cow<'static, str>>,
+    ) -> R {
         if o.contains_key(k) {
             self.warn(WarningKind::Dropped, Some(k), detail)?;
             o.shift_remove(k);

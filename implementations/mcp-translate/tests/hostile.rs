@@ -24,7 +24,11 @@ fn json_value() -> impl Strategy<Value = Value> {
             Just("notifications/progress"),
             Just("image"),
             Just("resource"),
-            Just("url")
+            Just("url"),
+            Just("server/discover"),
+            Just("input_required"),
+            Just("complete"),
+            Just("subscriptions/listen")
         ]
         .prop_map(|s| json!(s)),
     ];
@@ -52,7 +56,11 @@ fn json_value() -> impl Strategy<Value = Value> {
                         Just("mimeType"),
                         Just("data"),
                         Just("structuredContent"),
-                        Just("capabilities")
+                        Just("capabilities"),
+                        Just("_meta"),
+                        Just("resultType"),
+                        Just("inputRequests"),
+                        Just("requestState")
                     ],
                     inner
                 ),
@@ -69,13 +77,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_json_never_panics(v in json_value(), from in 0usize..4, to in 0usize..4, c2s in any::<bool>(), m in 0usize..4) {
+    fn arbitrary_json_never_panics(v in json_value(), from in 0usize..5, to in 0usize..5, c2s in any::<bool>(), m in 0usize..5) {
         let hop = Hop {
             from: Version::ALL[from],
             to: Version::ALL[to],
             direction: if c2s { Direction::ClientToServer } else { Direction::ServerToClient },
         };
-        let lookup = Answering(["tools/call", "tools/list", "sampling/createMessage", "initialize"][m]);
+        let lookup = Answering(["tools/call", "tools/list", "sampling/createMessage", "initialize", "server/discover"][m]);
         let bytes = serde_json::to_vec(&v).unwrap();
         let _ = translate_bytes(&bytes, &hop, &lookup);
         if let Ok(out) = translate(v, &hop, &lookup) {

@@ -1,7 +1,9 @@
-//! Property tests: a message of version A upgraded to any newer version and downgraded
-//! back is the original (only `protocolVersion` is rewritten, and back); and any message of
-//! the newest version downgraded to any older one is valid for it by the official schema,
-//! published and closed-world, or fails with a typed error.
+//! Property tests: a message of version A upgraded to any newer session version and
+//! downgraded back is the original (only `protocolVersion` is rewritten, and back); up to
+//! 2026-07-28 and back it is the original too when it uses nothing 2026-07-28 removed (only
+//! the session/stateless conversions and the dropped caching hints are reported); and any
+//! message of 2025-11-25 taken to 2026-07-28 and on to any older version is valid for each
+//! by the official schema, published and closed-world.
 
 mod common;
 
@@ -12,10 +14,12 @@ use serde_json::{json, Map, Value};
 const V03: Version = Version::V2025_03_26;
 const V06: Version = Version::V2025_06_18;
 const V11: Version = Version::V2025_11_25;
+const V26: Version = Version::V2026_07_28;
 
-/// Random choices a generator consumes: one bit per optional field.
+/// Random choices a generator consumes: one bit per optional field. `2` leaves out what
+/// 2026-07-28 removed (tasks, tool execution, roots.listChanged).
 #[derive(Debug, Clone)]
-struct Bits(Vec<bool>, usize);
+struct Bits(Vec<bool>, usize, bool);
 
 impl Bits {
     fn next(&mut self) -> bool {
@@ -153,14 +157,16 @@ fn tool(bits: &mut Bits, at: Version, i: usize) -> Value {
         "icons",
         json!([{"src": "https://example.com/t.png"}]),
     );
-    put(
-        &mut o,
-        bits,
-        V11,
-        at,
-        "execution",
-        json!({"taskSupport": "optional"}),
-    );
+    if !bits.2 {
+        put(
+            &mut o,
+            bits,
+            V11,
+            at,
+            "execution",
+            json!({"taskSupport": "optional"}),
+        );
+    }
     Value::Object(o)
 }
 
@@ -263,7 +269,9 @@ fn message(
                 json!({}),
             );
             put(&mut caps, bits, V03, at, "completions", json!({}));
-            put(&mut caps, bits, V11, at, "tasks", json!({"list": {}}));
+            if !bits.2 {
+                put(&mut caps, bits, V11, at, "tasks", json!({"list": {}}));
+            }
             let mut info = json!({"name": "s", "version": "1"});
             if at >= V06 && bits.next() {
                 info["title"] = json!("S");
@@ -279,16 +287,16 @@ fn message(
         }
         5 => {
             let mut caps = Map::new();
-            put(
-                &mut caps,
-                bits,
-                Version::V2024_11_05,
-                at,
-                "roots",
-                json!({"listChanged": true}),
-            );
+            let roots = if bits.2 {
+                json!({})
+            } else {
+                json!({"listChanged": true})
+            };
+            put(&mut caps, bits, Version::V2024_11_05, at, "roots", roots);
             put(&mut caps, bits, V06, at, "elicitation", json!({}));
-            put(&mut caps, bits, V11, at, "tasks", json!({"cancel": {}}));
+            if !bits.2 {
+                put(&mut caps, bits, V11, at, "tasks", json!({"cancel": {}}));
+            }
             (
                 json!({"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"protocolVersion": at.as_str(), "capabilities": caps, "clientInfo": {"name": "c", "version": "1"}}}),
                 Direction::ClientToServer,
@@ -323,7 +331,7 @@ proptest! {
         bits in proptest::collection::vec(any::<bool>(), 1..24),
     ) {
         let (lo, hi) = if version(a) <= version(b) { (version(a), version(b)) } else { (version(b), version(a)) };
-        let (msg, dir, answers) = message(&mut Bits(bits, 0), lo, which, n, &picks);
+        let (msg, dir, answers) = message(&mut Bits(bits, 0, false), lo, which, n, &picks);
         let lookup = Answering(answers.unwrap_or("ping"));
         let up = translate(msg.clone(), &Hop { from: lo, to: hi, direction: dir }, &lookup).unwrap();
         prop_assert_eq!(up.messages.len(), 1);
@@ -335,18 +343,70 @@ proptest! {
     }
 
     #[test]
-    fn downgrades_of_the_newest_version_are_valid_for_the_target(
+    fn downgrades_of_the_newest_session_version_are_valid_for_the_target(
         to in 0u8..3, which in 0u8..7, n in 0usize..4,
         picks in proptest::collection::vec(0u8..5, 0..4),
         bits in proptest::collection::vec(any::<bool>(), 1..24),
     ) {
         let to = version(to);
-        let (msg, dir, answers) = message(&mut Bits(bits, 0), V11, which, n, &picks);
+        let (msg, dir, answers) = message(&mut Bits(bits, 0, false), V11, which, n, &picks);
         let lookup = Answering(answers.unwrap_or("ping"));
         let out = translate(msg, &Hop { from: V11, to, direction: dir }, &lookup).unwrap();
         for m in &out.messages {
             if let Err(why) = common::check_message(to, dir, m, answers) {
                 return Err(TestCaseError::fail(why));
+            }
+        }
+    }
+
+    #[test]
+    fn up_to_2026_and_back_keeps_what_2026_did_not_remove(
+        lo in 0u8..4, which in 0u8..7, n in 0usize..4,
+        picks in proptest::collection::vec(0u8..5, 0..4),
+        bits in proptest::collection::vec(any::<bool>(), 1..24),
+    ) {
+        let lo = version(lo);
+        let (msg, dir, answers) = message(&mut Bits(bits, 0, true), lo, which, n, &picks);
+        let lookup = Answering(answers.unwrap_or("ping"));
+        let up = translate(msg.clone(), &Hop { from: lo, to: V26, direction: dir }, &lookup).unwrap();
+        prop_assert_eq!(up.messages.len(), 1);
+        // The 2026-07-28 request that an initialize became is what the result answers.
+        let back = Answering(if answers == Some("initialize") { "server/discover" } else { answers.unwrap_or("ping") });
+        let down = translate(up.messages[0].clone(), &Hop { from: V26, to: lo, direction: dir }, &back).unwrap();
+        prop_assert_eq!(&down.messages, &vec![msg]);
+        for w in up.warnings.iter().chain(&down.warnings) {
+            let ok = match w.kind {
+                WarningKind::VersionRewritten => true,
+                WarningKind::Converted => w.path.is_empty() || w.path == "/result",
+                WarningKind::Dropped => ["/result/ttlMs", "/result/cacheScope", "/result/supportedVersions"].contains(&w.path.as_str()),
+                _ => false,
+            };
+            prop_assert!(ok, "{:?}", w);
+        }
+    }
+
+    #[test]
+    fn through_2026_every_output_is_valid_for_its_version(
+        to in 0u8..4, which in 0u8..7, n in 0usize..4,
+        picks in proptest::collection::vec(0u8..5, 0..4),
+        bits in proptest::collection::vec(any::<bool>(), 1..24),
+    ) {
+        let to = version(to);
+        let (msg, dir, answers) = message(&mut Bits(bits, 0, false), V11, which, n, &picks);
+        let lookup = Answering(answers.unwrap_or("ping"));
+        let up = translate(msg, &Hop { from: V11, to: V26, direction: dir }, &lookup).unwrap();
+        for m in &up.messages {
+            if let Err(why) = common::check_message(V26, dir, m, answers) {
+                return Err(TestCaseError::fail(why));
+            }
+        }
+        let back = Answering(if answers == Some("initialize") { "server/discover" } else { answers.unwrap_or("ping") });
+        for m in up.messages {
+            let out = translate(m, &Hop { from: V26, to, direction: dir }, &back).unwrap();
+            for m in &out.messages {
+                if let Err(why) = common::check_message(to, dir, m, answers) {
+                    return Err(TestCaseError::fail(why));
+                }
             }
         }
     }

@@ -111,18 +111,27 @@ fn every_mcpx_vector_holds_for_the_library() {
                     failures.push(format!("{file}: expected message invalid: {why}"));
                 }
             }
+            // A reply answers the request of the input with its id.
+            let asked = |id: &Value| {
+                let items = match &t["message"] {
+                    Value::Array(a) => a.clone(),
+                    m => vec![m.clone()],
+                };
+                items
+                    .into_iter()
+                    .find(|m| m.get("id") == Some(id) && m.get("method").is_some())
+                    .and_then(|m| m["method"].as_str().map(str::to_owned))
+            };
             for m in e
                 .get("replies")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
             {
-                if let Err(why) = common::check_message(
-                    hop.from,
-                    hop.direction.reverse(),
-                    m,
-                    Some("elicitation/create"),
-                ) {
+                let method = m.get("id").and_then(asked);
+                if let Err(why) =
+                    common::check_message(hop.from, hop.direction.reverse(), m, method.as_deref())
+                {
                     failures.push(format!("{file}: expected reply invalid: {why}"));
                 }
             }

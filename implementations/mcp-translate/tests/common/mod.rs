@@ -75,6 +75,16 @@ fn close(node: &mut Value) {
                 if names.iter().any(|n| n == "method") {
                     names.push("jsonrpc".into());
                     names.push("id".into());
+                    // Every version's Request.params admits `_meta` (progressToken); the
+                    // generated schemas lose it where a request redefines its params.
+                    if let Some(Value::Object(p)) = o
+                        .get_mut("properties")
+                        .and_then(|p| p.get_mut("params"))
+                        .and_then(|p| p.get_mut("properties"))
+                    {
+                        p.entry("_meta")
+                            .or_insert_with(|| json!({"type": "object"}));
+                    }
                 }
                 o.insert("propertyNames".into(), json!({"enum": names}));
             }
@@ -153,10 +163,15 @@ fn validator(version: Version, def: &str, closed: bool) -> &'static jsonschema::
     v
 }
 
-/// The schema definition of the result answering `method`.
-pub fn result_def(method: &str) -> &'static str {
+/// The schema definition of the result answering `method` in `version`: across the
+/// eras `initialize` and `server/discover` answer each other's request (the translator
+/// turns one into the other).
+pub fn result_def(method: &str, version: Version) -> &'static str {
+    let stateless = version >= Version::V2026_07_28;
     match method {
-        "initialize" => "InitializeResult",
+        "initialize" | "server/discover" if stateless => "DiscoverResult",
+        "initialize" | "server/discover" => "InitializeResult",
+        "subscriptions/listen" => "SubscriptionsListenResult",
         "tools/list" => "ListToolsResult",
         "tools/call" => "CallToolResult",
         "resources/list" => "ListResourcesResult",
@@ -233,12 +248,18 @@ pub fn check_message(
         Direction::ClientToServer => "Client",
         Direction::ServerToClient => "Server",
     };
+    let stateless = version >= Version::V2026_07_28;
     if msg.get("method").is_some() {
         let kind = if msg.get("id").is_some() {
             "Request"
         } else {
             "Notification"
         };
+        if stateless && kind == "Request" && side == "Server" {
+            return Err(format!(
+                "{version} servers send no JSON-RPC requests: {msg}"
+            ));
+        }
         let def = format!("{side}{kind}");
         // Methods no version defines are not MCP messages: only the envelope applies.
         let method = msg["method"].as_str().unwrap_or_default();
@@ -256,7 +277,14 @@ pub fn check_message(
         };
         return check(version, def, false, msg);
     }
-    let def = result_def(answers.unwrap_or_default());
+    if stateless && side == "Client" {
+        return Err(format!("{version} clients send no JSON-RPC results: {msg}"));
+    }
+    let def = if stateless && msg["result"]["resultType"] == "input_required" {
+        "InputRequiredResult"
+    } else {
+        result_def(answers.unwrap_or_default(), version)
+    };
     check(version, def, false, &msg["result"])?;
     check(version, def, true, &msg["result"])
 }

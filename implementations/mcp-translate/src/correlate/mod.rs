@@ -1,7 +1,14 @@
 //! State a translating intermediary keeps between messages, still without I/O: which
-//! requests are awaiting a response (so a result can be typed by its request's method), and
+//! requests are awaiting a response (so a result can be typed by its request's method),
 //! which split batches are awaiting their responses (to answer a 2025-03-26 peer with one
-//! batch response).
+//! batch response), and, between a session version and the stateless 2026-07-28, what the
+//! session established ([`Session`]) and the multi-round-trip requests in flight
+//! ([`rounds`]).
+
+pub mod rounds;
+mod session;
+
+pub use session::Session;
 
 use crate::RequestLookup;
 use serde_json::Value;

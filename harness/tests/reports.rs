@@ -436,7 +436,9 @@ fn shards_merge_into_the_unsharded_report() {
         assert!(o.status.success(), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
-            err.lines().next().is_some_and(|l| l.starts_with("[ 1/")),
+            err.lines().next().is_some_and(|l| l
+                .strip_prefix('[')
+                .is_some_and(|r| r.trim_start().starts_with("1/"))),
             "{err}"
         );
         assert!(

@@ -73,8 +73,8 @@ enum Cmd {
     /// Translate MCP between a client at one protocol version and a stdio server at
     /// whatever version it agrees to (docs/mcp-translation.md).
     McpProxy {
-        /// The version presented to the client: 2024-11-05, 2025-03-26, 2025-06-18 or
-        /// 2025-11-25.
+        /// The version presented to the client: 2024-11-05, 2025-03-26, 2025-06-18,
+        /// 2025-11-25 or 2026-07-28.
         #[arg(long)]
         client_version: String,
         /// The server command and its arguments (after `--`).

@@ -541,7 +541,7 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
             match http::parse_head(&buf) {
                 Ok(Some(h)) => break h,
                 Ok(None) => {}
-                Err(e) => return send_plain(&mut conn.stream, e.status, &e.reason, true).await,
+                Err(e) => return refuse(&mut conn, e.status, &e.reason).await,
             }
             let idle = buf.is_empty();
             conn.slot.set_idle(idle);
@@ -551,12 +551,8 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
                 Got::Data => {}
                 Got::Eof | Got::Evicted => return Ok(()),
                 Got::Timeout if idle => return Ok(()),
-                Got::Timeout => {
-                    return send_plain(&mut conn.stream, 408, "request head too slow", true).await
-                }
-                Got::OverBudget(e) => {
-                    return send_plain(&mut conn.stream, 503, &e.to_string(), true).await
-                }
+                Got::Timeout => return refuse(&mut conn, 408, "request head too slow").await,
+                Got::OverBudget(e) => return refuse(&mut conn, 503, &e.to_string()).await,
             }
         };
         conn.slot.set_idle(false);
@@ -573,24 +569,23 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
             continue;
         }
         if let Err(why) = shared.origins.check(head.headers_named("origin")) {
-            return send_plain(&mut conn.stream, 403, &why, true).await;
+            return refuse(&mut conn, 403, &why).await;
         }
         if head.method == "GET" && head.header_has("upgrade", "websocket") {
             buf.drain(..head.head_len.min(buf.len()));
             return serve_ws(shared, conn, head, buf).await;
         }
         if head.method != "POST" {
-            return send_plain(
-                &mut conn.stream,
+            return refuse(
+                &mut conn,
                 405,
                 "POST a JSON-RPC message, or upgrade to WebSocket",
-                true,
             )
             .await;
         }
         let len = match head.content_length(MAX_MESSAGE_BYTES) {
             Ok(n) => n,
-            Err(e) => return send_plain(&mut conn.stream, e.status, &e.reason, true).await,
+            Err(e) => return refuse(&mut conn, e.status, &e.reason).await,
         };
         let body_since = tokio::time::Instant::now();
         while buf.len() < head.head_len + len {
@@ -598,12 +593,8 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
             match conn.fill(&mut buf, deadline, 0).await? {
                 Got::Data => {}
                 Got::Eof | Got::Evicted => return Ok(()),
-                Got::Timeout => {
-                    return send_plain(&mut conn.stream, 408, "request body too slow", true).await
-                }
-                Got::OverBudget(e) => {
-                    return send_plain(&mut conn.stream, 503, &e.to_string(), true).await
-                }
+                Got::Timeout => return refuse(&mut conn, 408, "request body too slow").await,
+                Got::OverBudget(e) => return refuse(&mut conn, 503, &e.to_string()).await,
             }
         }
         let body: Vec<u8> = buf[head.head_len..head.head_len + len].to_vec();
@@ -630,6 +621,13 @@ async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> 
     }
 }
 
+/// Answers `status` and closes: the connection's buffered input is released first, so a
+/// connection that lingers to drain its client holds no share of the memory budget.
+async fn refuse(conn: &mut Conn, status: u16, text: &str) -> std::io::Result<()> {
+    let _ = conn.charge.set(0);
+    send_plain(&mut conn.stream, status, text, true).await
+}
+
 async fn send_plain(
     stream: &mut TcpStream,
     status: u16,
@@ -651,8 +649,33 @@ async fn send_plain(
         .await?;
     if close {
         stream.shutdown().await?;
+        linger(stream).await;
     }
     Ok(())
+}
+
+/// Longest a closing connection keeps draining what the client still sends.
+const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
+/// Most octets drained while lingering.
+const LINGER_BYTES: usize = 1024 * 1024;
+
+/// Reads and discards what the client is still sending after the response, for a bounded
+/// time and amount, before the socket closes: closing with unread input makes the kernel
+/// reset the connection, and a reset can destroy the response the client has not read yet
+/// (the reason nginx lingers on close).
+async fn linger(stream: &mut TcpStream) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    let mut drained = 0usize;
+    let _ = tokio::time::timeout(LINGER, async {
+        while drained < LINGER_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
+        }
+    })
+    .await;
 }
 
 async fn serve_ws(
@@ -662,10 +685,10 @@ async fn serve_ws(
     mut buf: Vec<u8>,
 ) -> std::io::Result<()> {
     let Some(key) = head.header("sec-websocket-key") else {
-        return send_plain(&mut conn.stream, 400, "Sec-WebSocket-Key is missing", true).await;
+        return refuse(&mut conn, 400, "Sec-WebSocket-Key is missing").await;
     };
     if head.header("sec-websocket-version") != Some("13") {
-        return send_plain(&mut conn.stream, 426, "Sec-WebSocket-Version 13 only", true).await;
+        return refuse(&mut conn, 426, "Sec-WebSocket-Version 13 only").await;
     }
     let accept = ws::accept_key(key);
     let resp = http::response(

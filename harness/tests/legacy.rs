@@ -138,13 +138,15 @@ fn bins() -> Vec<(&'static str, Vec<u8>)> {
 
 #[test]
 fn bin_fixtures_match_their_definitions() {
-    let regen = std::env::var_os("SWP_LEGACY_REGEN").is_some();
+    if std::env::var("SWP_LEGACY_REGEN").as_deref() == Ok("1") {
+        let n = bins().len();
+        for (rel, want) in bins() {
+            std::fs::write(fixtures().join(rel), &want).unwrap();
+        }
+        panic!("SWP_LEGACY_REGEN=1 rewrote {n} file(s); review the diff and commit, then run without SWP_LEGACY_REGEN");
+    }
     for (rel, want) in bins() {
         let p = fixtures().join(rel);
-        if regen {
-            std::fs::write(&p, &want).unwrap();
-            continue;
-        }
         let got = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         assert_eq!(
             hex::encode(&got),

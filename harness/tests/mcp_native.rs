@@ -2,7 +2,10 @@
 //! example, no network) and the `mcpnative` namespace against two real MCP servers at pinned
 //! versions (installed by scripts/install-mcp-servers.sh). Real servers deviate; their
 //! verdicts are compared with reports/third-party/<server>/expected.json so a change in
-//! either direction shows. `SWP_UPDATE_REPORTS=1` rewrites report.json and expected.json.
+//! either direction shows: every non-pass there names the rule it breaks and the observed
+//! behaviour, and a failure for another reason than the one recorded is a change too.
+//! `SWP_UPDATE_REPORTS=1` rewrites report.json and expected.json (keeping the recorded rules)
+//! and then fails, so the rewrite is reviewed.
 
 mod common;
 use common::{catalog, explain, root};
@@ -132,11 +135,12 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
     let work = root().join("target/mcp-native-test").join(dir);
     let started = std::time::Instant::now();
     let rs = run(cat, &sut, &work);
-    let got = verdicts(&rs);
     let out = root().join("reports/third-party").join(dir);
     let expected_path = out.join("expected.json");
-    if std::env::var("SWP_UPDATE_REPORTS").as_deref() == Ok("1") {
+    let previous = read_expected(&expected_path).unwrap_or_default();
+    if common::update_switch("SWP_UPDATE_REPORTS") {
         use swp_conform::report::model::{Report, RunInfo, SutInfo};
+        let rebuilt = rebuild_expected(&rs, &previous);
         std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
         let mut report = Report::new(
             RunInfo {
@@ -169,34 +173,111 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
             swp_conform::cli::digests(cat, &sut).map_err(|e| e.to_string())?,
         );
         std::fs::write(out.join("report.json"), report.to_json()).map_err(|e| e.to_string())?;
-        let text = serde_json::to_string_pretty(&got).map_err(|e| e.to_string())? + "\n";
+        let text = serde_json::to_string_pretty(&rebuilt).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;
-        return Ok(());
+        return Err(format!("{dir}: rewrote report.json and expected.json"));
     }
-    let text = std::fs::read_to_string(&expected_path)
-        .map_err(|e| format!("{}: {e}", expected_path.display()))?;
-    let want: BTreeMap<String, String> =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", expected_path.display()))?;
-    if got != want {
-        let mut diff = Vec::new();
-        for id in want
-            .keys()
-            .chain(got.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-        {
-            let (w, g) = (want.get(id), got.get(id));
-            if w != g {
-                diff.push(format!("  {id}: expected {w:?}, got {g:?}"));
-            }
-        }
+    let want = read_expected(&expected_path)?;
+    let diff = compare_expected(&rs, &want);
+    if !diff.is_empty() {
         return Err(format!(
-            "{dir}: verdicts changed against {} (SWP_UPDATE_REPORTS=1 to accept):\n{}\n{}",
+            "{dir}: results changed against {} (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
             expected_path.display(),
             diff.join("\n"),
             explain(&rs)
         ));
     }
     Ok(())
+}
+
+/// What a third-party server is expected to do on one vector. A non-pass names the rule it
+/// breaks and a piece of the observed behaviour that must appear in the result's detail.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectedResult {
+    verdict: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    rule: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    observed: String,
+}
+
+fn read_expected(path: &Path) -> Result<BTreeMap<String, ExpectedResult>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The expected file for `rs`: verdicts and observed details from this run, rules kept from
+/// the previous file where the verdict did not change (a new deviation gets a rule to fill).
+fn rebuild_expected(
+    rs: &[VectorResult],
+    previous: &BTreeMap<String, ExpectedResult>,
+) -> BTreeMap<String, ExpectedResult> {
+    rs.iter()
+        .map(|r| {
+            let verdict = r.verdict.as_str().to_owned();
+            let e = if r.verdict == Verdict::Pass {
+                ExpectedResult {
+                    verdict,
+                    rule: String::new(),
+                    observed: String::new(),
+                }
+            } else {
+                let old = previous.get(&r.vector_id).filter(|o| o.verdict == verdict);
+                ExpectedResult {
+                    rule: old
+                        .map(|o| o.rule.clone())
+                        .unwrap_or_else(|| "TODO: the rule this breaks, and why".into()),
+                    observed: r.detail.clone().unwrap_or_default(),
+                    verdict,
+                }
+            };
+            (r.vector_id.clone(), e)
+        })
+        .collect()
+}
+
+/// Every difference between a run and its expected file, one line each.
+fn compare_expected(rs: &[VectorResult], want: &BTreeMap<String, ExpectedResult>) -> Vec<String> {
+    let mut diff = Vec::new();
+    for r in rs {
+        let Some(w) = want.get(&r.vector_id) else {
+            diff.push(format!("  {}: not in the expected file", r.vector_id));
+            continue;
+        };
+        if w.verdict != r.verdict.as_str() {
+            diff.push(format!(
+                "  {}: expected {}, got {} ({})",
+                r.vector_id,
+                w.verdict,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            ));
+            continue;
+        }
+        if r.verdict != Verdict::Pass {
+            if w.rule.is_empty() || w.rule.starts_with("TODO") || w.observed.is_empty() {
+                diff.push(format!(
+                    "  {}: a {} without the rule it breaks and what was observed",
+                    r.vector_id, w.verdict
+                ));
+            } else if !r.detail.as_deref().unwrap_or("").contains(&w.observed) {
+                diff.push(format!(
+                    "  {}: {} for another reason: expected {:?}, got {:?}",
+                    r.vector_id,
+                    w.verdict,
+                    w.observed,
+                    r.detail.as_deref().unwrap_or("")
+                ));
+            }
+        }
+    }
+    for id in want.keys() {
+        if !rs.iter().any(|r| &r.vector_id == id) {
+            diff.push(format!("  {id}: expected but not run"));
+        }
+    }
+    diff
 }
 
 #[test]
@@ -211,6 +292,9 @@ fn real_servers_match_their_expected_verdicts() {
         if let Err(e) = real_server(&cat, manifest, dir) {
             errs.push(e);
         }
+    }
+    if common::update_switch("SWP_UPDATE_REPORTS") {
+        common::rewrote(2 * errs.len(), "SWP_UPDATE_REPORTS");
     }
     assert!(errs.is_empty(), "{}", errs.join("\n\n"));
 }

@@ -4,6 +4,8 @@
 //! against the same proxy misconfigured to present the wrong version, which the vectors
 //! must catch.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::{self, Catalog};
 use swp_conform::method::{self, Setup};
@@ -77,26 +79,19 @@ fn a_proxy_presenting_the_wrong_version_is_caught() {
     std::fs::write(&path, text).unwrap();
     let sut = Sut::load(&path).unwrap();
     let rs = run(&sut, "wrong-version");
-    let failed: Vec<&str> = rs
+    // Every vector whose client is not at 2025-11-25 fails; those whose client is still
+    // pass: the failures are translation's.
+    let cat = common::catalog();
+    let failing: Vec<&str> = cat
+        .vectors
         .iter()
-        .filter(|r| r.verdict == Verdict::Fail)
-        .map(|r| r.vector_id.as_str())
+        .filter(|lv| {
+            lv.vector
+                .proxy
+                .as_ref()
+                .is_some_and(|p| p.client_version.as_str() != "2025-11-25")
+        })
+        .map(|lv| lv.vector.id.as_str())
         .collect();
-    for id in [
-        "mcpxproxy_0001_initialize_and_tools_list_for_2024_client",
-        "mcpxproxy_0002_elicitation_declined_for_2025_03_26_client",
-        "mcpxproxy_0004_batch_split_and_reassembled_for_2025_03_26_client",
-    ] {
-        assert!(
-            failed.contains(&id),
-            "{id} passed a proxy presenting the wrong version: {}",
-            explain(&rs)
-        );
-    }
-    // Vectors whose client is at 2025-11-25 still pass: the failures are translation's.
-    let same = rs
-        .iter()
-        .find(|r| r.vector_id.contains("same_version"))
-        .unwrap();
-    assert_eq!(same.verdict, Verdict::Pass, "{}", explain(&rs));
+    common::assert_fails_exactly(&rs, &failing);
 }

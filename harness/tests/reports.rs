@@ -125,6 +125,35 @@ fn reference_tls() {
     snapshot("tls", &a);
 }
 
+/// The other session manifests, pinned like the TLS one: stdio (one process per vector),
+/// plain TCP, the relay (intermediary topology) and the TCP endpoint with the other policies.
+fn pinned_session(manifest_file: &str, dir: &str) {
+    let sut = manifest(manifest_file);
+    let a = session_report(&sut, &format!("reports-test/{dir}"));
+    assert!(!a.run_failed, "the reference fails with {manifest_file}");
+    snapshot(dir, &a);
+}
+
+#[test]
+fn reference_stdio() {
+    pinned_session("reference-stdio.yaml", "stdio");
+}
+
+#[test]
+fn reference_tcp() {
+    pinned_session("reference-tcp.yaml", "tcp");
+}
+
+#[test]
+fn reference_relay() {
+    pinned_session("reference-relay.yaml", "relay");
+}
+
+#[test]
+fn reference_lenient() {
+    pinned_session("reference-lenient.yaml", "lenient");
+}
+
 #[test]
 fn strip_run_removes_only_the_marked_parts() {
     let md =

@@ -448,6 +448,9 @@ mod tests {
                 r.pass = pass;
                 Ok(r)
             }
+            fn not_applicable(&mut self, _: &LoadedVector) -> Option<String> {
+                None
+            }
         }
         let mut fake = Fake {
             runs: Default::default(),

@@ -147,6 +147,9 @@ pub trait Runner: Send {
     fn describe(&self) -> String;
     /// Runs one vector.
     fn run_vector(&mut self, lv: &LoadedVector, cancel: &Cancel) -> Result<VectorResult, Fatal>;
+    /// Why the vector would not be run against this SUT, decided without touching it
+    /// (applicability, admission, materialisation); `None` when it would run.
+    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<String>;
 }
 
 /// A [`TestMethod`] with the catalog and SUT it runs against.
@@ -166,6 +169,21 @@ impl<M: TestMethod> Runner for Bound<'_, M> {
 
     fn run_vector(&mut self, lv: &LoadedVector, cancel: &Cancel) -> Result<VectorResult, Fatal> {
         run_vector(&mut self.method, self.catalog, self.sut, lv, cancel)
+    }
+
+    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<String> {
+        let v = &lv.vector;
+        if let Some(why) = applicability(v, self.sut) {
+            return Some(why);
+        }
+        let method = match self.method.admit(v) {
+            Ok(m) => m,
+            Err(NotApplicable(why)) => return Some(why),
+        };
+        match self.method.materialise(v, method) {
+            Err(MaterialiseError::NotApplicable(why)) => Some(why),
+            _ => None,
+        }
     }
 }
 

@@ -61,3 +61,45 @@ pub fn example(name: &str) -> PathBuf {
     }
     p
 }
+
+/// Whether the update switch `name` is on: only the value `1` turns it on, so `NAME=0` or a
+/// stray empty variable never turns a check into a write.
+pub fn update_switch(name: &str) -> bool {
+    std::env::var(name).as_deref() == Ok("1")
+}
+
+/// After an update switch rewrote `n` files: the test fails anyway, so a run with the switch
+/// on can never pass by comparing a file with itself.
+pub fn rewrote(n: usize, switch: &str) -> ! {
+    panic!("{switch}=1 rewrote {n} file(s); review the diff and commit, then run without {switch}")
+}
+
+/// Asserts that the vectors failing in `rs` are exactly `failing` (by id prefix, such as
+/// `mcp_0015`) and that every other vector ran and passed: a broken implementation is
+/// caught by the vectors of the rule it breaks and by no other, and nothing was skipped.
+pub fn assert_fails_exactly(rs: &[VectorResult], failing: &[&str]) {
+    let listed = |id: &str| failing.iter().any(|p| id.starts_with(p));
+    let mut wrong = Vec::new();
+    for r in rs {
+        let want = if listed(&r.vector_id) {
+            Verdict::Fail
+        } else {
+            Verdict::Pass
+        };
+        if r.verdict != want {
+            wrong.push(format!(
+                "{} [{}], expected {}: {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                want.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    for p in failing {
+        if !rs.iter().any(|r| r.vector_id.starts_with(p)) {
+            wrong.push(format!("{p}: expected to fail, but it did not run"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

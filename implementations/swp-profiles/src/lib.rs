@@ -12,6 +12,8 @@ pub mod a2a;
 pub mod artifact;
 pub mod channel;
 pub mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod mcp;
 pub mod obs;
 pub mod p1;

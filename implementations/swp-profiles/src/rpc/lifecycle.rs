@@ -418,9 +418,27 @@ impl Lifecycle {
         let full = |l: &Self| {
             l.keys.len() >= l.config.max_keys || l.stored_bytes >= l.config.max_replay_bytes
         };
+        // Keys are queued in admission order, so with a clock that does not go back the
+        // expired ones are at the front: O(1) per admission in the steady state.
+        while full(self) {
+            let Some(front) = self.key_order.front() else {
+                break;
+            };
+            if self
+                .keys
+                .get(front)
+                .is_some_and(|e| !self.expired(e, now_ms))
+            {
+                break;
+            }
+            if let Some(k) = self.key_order.pop_front() {
+                self.forget_key(&k);
+            }
+        }
         if !full(self) {
             return Ok(());
         }
+        // A clock that went back can leave expired keys behind a live one.
         let expired: Vec<IdemKey> = self
             .key_order
             .iter()

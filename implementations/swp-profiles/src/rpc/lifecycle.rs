@@ -320,7 +320,9 @@ pub struct Lifecycle {
     calls: HashMap<CallKey, Call>,
     call_order: VecDeque<CallKey>,
     keys: HashMap<IdemKey, KeyEntry>,
-    key_order: VecDeque<IdemKey>,
+    /// Keys with their admission time, oldest first. An entry whose key was since
+    /// forgotten or re-admitted is stale and skipped, so no admission scans the queue.
+    key_order: VecDeque<(IdemKey, u64)>,
     stored_bytes: usize,
 }
 
@@ -421,18 +423,20 @@ impl Lifecycle {
         // Keys are queued in admission order, so with a clock that does not go back the
         // expired ones are at the front: O(1) per admission in the steady state.
         while full(self) {
-            let Some(front) = self.key_order.front() else {
+            let Some((front, at)) = self.key_order.front() else {
                 break;
             };
-            if self
+            let live = self
                 .keys
                 .get(front)
-                .is_some_and(|e| !self.expired(e, now_ms))
-            {
+                .is_some_and(|e| e.first_ms == *at && !self.expired(e, now_ms));
+            if live {
                 break;
             }
-            if let Some(k) = self.key_order.pop_front() {
-                self.forget_key(&k);
+            if let Some((k, at)) = self.key_order.pop_front() {
+                if self.keys.get(&k).is_some_and(|e| e.first_ms == at) {
+                    self.forget_key(&k);
+                }
             }
         }
         if !full(self) {
@@ -440,19 +444,26 @@ impl Lifecycle {
         }
         // A clock that went back can leave expired keys behind a live one.
         let expired: Vec<IdemKey> = self
-            .key_order
+            .keys
             .iter()
-            .filter(|k| self.keys.get(*k).is_some_and(|e| self.expired(e, now_ms)))
-            .cloned()
+            .filter(|(_, e)| self.expired(e, now_ms))
+            .map(|(k, _)| k.clone())
             .collect();
         for k in &expired {
             self.forget_key(k);
         }
-        self.key_order.retain(|k| self.keys.contains_key(k));
+        self.compact_keys();
         if full(self) {
             return Err(LifecycleError::KeysFull(self.config.max_keys));
         }
         Ok(())
+    }
+
+    /// Drops stale queue entries (amortised: run when the queue doubles the table).
+    fn compact_keys(&mut self) {
+        let keys = &self.keys;
+        self.key_order
+            .retain(|(k, at)| keys.get(k).is_some_and(|e| e.first_ms == *at));
     }
 
     /// An `RPC_REQ`.
@@ -512,8 +523,10 @@ impl Lifecycle {
                             waiting: Vec::new(),
                         },
                     );
-                    self.key_order.retain(|k| k != &kk);
-                    self.key_order.push_back(kk.clone());
+                    self.key_order.push_back((kk.clone(), now_ms));
+                    if self.key_order.len() > 2 * self.config.max_keys {
+                        self.compact_keys();
+                    }
                     (Role::Original, Some(kk), Seen::Opened)
                 }
             }

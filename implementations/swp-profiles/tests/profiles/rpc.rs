@@ -474,3 +474,42 @@ fn bounded() {
     ));
     assert_eq!(l.request(100, "", &req(b"b", b"", "k2")), Ok(Seen::Opened));
 }
+
+/// RPC-007: the key table stays right off the steady state. A key admitted again after its
+/// window leaves a stale queue entry, which must not forget the live key; a clock that goes
+/// back leaves expired keys behind live ones, which are still found.
+#[test]
+fn key_expiry_off_the_steady_state() {
+    let mut l = Lifecycle::new(Config {
+        max_keys: 1,
+        replay_window_ms: 10,
+        ..Config::default()
+    });
+    l.request(0, "", &req(b"a", b"1", "k1")).unwrap();
+    assert_eq!(l.request(20, "", &req(b"b", b"2", "k1")), Ok(Seen::Opened));
+    assert_eq!(
+        l.request(25, "", &req(b"c", b"3", "k2")),
+        Err(LifecycleError::KeysFull(1))
+    );
+    assert!(matches!(
+        l.request(26, "", &req(b"d", b"9", "k1")),
+        Ok(Seen::Conflict { original }) if &original[..] == b"b"
+    ));
+    assert_eq!(l.request(30, "", &req(b"e", b"3", "k2")), Ok(Seen::Opened));
+    let mut l = Lifecycle::new(Config {
+        max_keys: 2,
+        replay_window_ms: 100,
+        ..Config::default()
+    });
+    l.request(1_000, "", &req(b"a", b"", "k1")).unwrap();
+    l.request(0, "", &req(b"b", b"", "k2")).unwrap();
+    assert_eq!(
+        l.request(1_050, "", &req(b"c", b"", "k3")),
+        Ok(Seen::Opened)
+    );
+    assert!(matches!(
+        l.request(1_060, "", &req(b"d", b"", "k1")),
+        Ok(Seen::Replay { .. })
+    ));
+    assert_eq!(l.keys_len(), 2);
+}

@@ -1,6 +1,6 @@
 //! Properties over all five profiles: every valid message round-trips in both P1 forms
-//! (RPC-001, EVENTS-001, OBS-001, ARTIFACT-001, STATE-001; P1-015, -016, -017, -020,
-//! -021), and decoding arbitrary octets under any msg_type never panics and refuses an
+//! (RPC-001, EVENTS-001, OBS-001, ARTIFACT-001, STATE-001; P1-015, P1-016, P1-017,
+//! P1-020, P1-021), and decoding arbitrary octets under any msg_type never panics and refuses an
 //! unassigned msg_type with ERR_UNSUPPORTED_MSG_TYPE and nothing else.
 
 use crate::FORMS;

@@ -7,6 +7,10 @@
 //! - `crash`: aborts on the first complete frame.
 //! - `flood`: on the first frame, announces an 8 MiB frame and streams octets forever;
 //!   `flood4g` announces a 4 GiB frame first.
+//! - `bad-stream`: as `close-on-reject`, and a request for method `stream` gets two partial
+//!   outputs sent as responses (msg_type 2) on fresh msg_ids without the request's
+//!   correlation, then a `result` on the request's msg_id even when asked to fail.
+//! - `unterminated-stream`: the partials of `bad-stream` and never a terminal response.
 
 use std::io::{Read, Write};
 use swp_core::{e1, Envelope, Event, Limits, Policy, Receiver};
@@ -54,24 +58,48 @@ fn main() {
                 _ => match ev {
                     Event::Rejected { .. } => return,
                     Event::Accepted { envelope, .. } => {
-                        let ping = serde_json::from_slice::<serde_json::Value>(&envelope.payload)
+                        let req = serde_json::from_slice::<serde_json::Value>(&envelope.payload)
                             .ok()
-                            .filter(|v| v.get("method").and_then(|m| m.as_str()) == Some("ping"));
-                        if let (1, 1, Some(req)) = (envelope.profile_id, envelope.msg_type, ping) {
-                            let body = serde_json::json!({"jsonrpc": "2.0", "id": req.get("id"), "result": {}});
-                            let reply = Envelope {
-                                version: 1,
-                                profile_id: 1,
-                                msg_type: 2,
-                                msg_id: envelope.msg_id.clone(),
-                                payload: serde_json::to_vec(&body).unwrap_or_default().into(),
-                                ..Envelope::default()
-                            };
+                            .filter(|_| (envelope.profile_id, envelope.msg_type) == (1, 1));
+                        let method = req
+                            .as_ref()
+                            .and_then(|v| v.get("method"))
+                            .and_then(|m| m.as_str());
+                        let answer = |payload: serde_json::Value, msg_id: &[u8]| Envelope {
+                            version: 1,
+                            profile_id: 1,
+                            msg_type: 2,
+                            msg_id: msg_id.to_vec().into(),
+                            payload: serde_json::to_vec(&payload).unwrap_or_default().into(),
+                            ..Envelope::default()
+                        };
+                        let mut out = Vec::new();
+                        let id = req.as_ref().and_then(|r| r.get("id")).cloned();
+                        match method {
+                            Some("ping") => out.push(answer(
+                                serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                                &envelope.msg_id,
+                            )),
+                            Some("stream") if mode.ends_with("stream") => {
+                                for n in 0..2u8 {
+                                    let partial = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": n}});
+                                    out.push(answer(partial, format!("partial-{n:08}").as_bytes()));
+                                }
+                                if mode == "bad-stream" {
+                                    out.push(answer(
+                                        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                                        &envelope.msg_id,
+                                    ));
+                                }
+                            }
+                            _ => {}
+                        }
+                        for reply in out {
                             if let Ok(f) = e1::frame_bytes(&reply) {
                                 let _ = stdout.write_all(&f);
-                                let _ = stdout.flush();
                             }
                         }
+                        let _ = stdout.flush();
                     }
                 },
             }

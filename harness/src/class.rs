@@ -64,6 +64,74 @@ impl Class {
         }
     }
 
+    /// The specifications a claim of the class is made against, as (what, document stem):
+    /// Core, its bindings, then the profiles (`conformance-classes.md` asks claims to carry
+    /// their versions).
+    pub fn documents(self) -> &'static [(&'static str, &'static str)] {
+        const C0: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+        ];
+        const C1: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+            ("profile 1", "mcp-mapping-profile"),
+        ];
+        const C2: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+            ("P1", "profile-payload-encoding-p1"),
+            ("profile 2", "a2a-profile"),
+        ];
+        const C3: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+            ("P1", "profile-payload-encoding-p1"),
+            ("profile 12", "swp-rpc"),
+            ("profile 13", "swp-events"),
+            ("profile 18", "swp-obs"),
+        ];
+        const C4: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+            ("P1", "profile-payload-encoding-p1"),
+            ("profile 12", "swp-rpc"),
+            ("profile 13", "swp-events"),
+            ("profile 18", "swp-obs"),
+            ("profile 14", "swp-artifact"),
+            ("profile 17", "swp-state"),
+        ];
+        const C5: &[(&str, &str)] = &[
+            ("Core", "core-spec"),
+            ("E1", "encoding-binding-e1"),
+            ("S1", "security-bindings"),
+            ("P1", "profile-payload-encoding-p1"),
+            ("profile 12", "swp-rpc"),
+            ("profile 13", "swp-events"),
+            ("profile 18", "swp-obs"),
+            ("profile 14", "swp-artifact"),
+            ("profile 17", "swp-state"),
+            ("profile 10", "swp-agdisc"),
+            ("profile 11", "swp-tooldisc"),
+            ("profile 15", "swp-cred"),
+            ("profile 16", "swp-policyhint"),
+            ("profile 19", "swp-relay"),
+        ];
+        match self {
+            Class::C0 => C0,
+            Class::C1 => C1,
+            Class::C2 => C2,
+            Class::C3 => C3,
+            Class::C4 => C4,
+            Class::C5 => C5,
+        }
+    }
+
     /// The namespaces the class requires.
     pub fn namespaces(self) -> &'static [&'static str] {
         const C0: &[&str] = &["core", "e1", "s1"];

@@ -69,6 +69,7 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             Expectation::Silence { ms } => format!("silence {ms} ms"),
             Expectation::Identity => "identity reported".into(),
             Expectation::Forwarded => "forwarded unchanged".into(),
+            Expectation::ForwardedPayload => "forwarded with its payload unchanged".into(),
             Expectation::A2aTasks(tasks) => {
                 let each: Vec<String> = tasks
                     .iter()
@@ -81,6 +82,11 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                     .collect();
                 each.join("; ")
             }
+            Expectation::Stream(st) => format!(
+                "at least {} partial output(s){}, then the terminal response on the request's msg_id",
+                st.min_partials,
+                if st.partials_are_notifications { " as notifications" } else { "" }
+            ),
             Expectation::Reply(r) => format!(
                 "reply profile_id={} msg_type={}",
                 r.profile_id.map_or("*".into(), |v| v.to_string()),
@@ -175,6 +181,7 @@ fn judge_one(
             Expectation::Accept {
                 fields,
                 unknown_flags,
+                ..
             },
             Event::Accept {
                 envelope,
@@ -278,6 +285,34 @@ fn judge_one(
                 }
             }
             (Verdict::Pass, None, Some(c), alias.clone())
+        }
+        // The spec leaves accepting open: a reject is conformant too.
+        (
+            Expectation::Accept {
+                reject_allowed: true,
+                ..
+            },
+            Event::Reject { code, alias, .. },
+        ) => (
+            Verdict::Pass,
+            None,
+            code.as_deref().and_then(|c| c.parse().ok()),
+            alias.clone(),
+        ),
+        // The core accepted and dispatched the frame; the profile refused it, as it must.
+        (
+            Expectation::Accept {
+                profile_may_refuse: true,
+                ..
+            },
+            Event::Reject {
+                code: Some(code), ..
+            },
+        ) if code
+            .parse::<ErrorCode>()
+            .is_ok_and(|c| c.is_profile_level()) =>
+        {
+            (Verdict::Pass, None, code.parse().ok(), None)
         }
         (
             Expectation::Accept { .. },

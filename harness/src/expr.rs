@@ -42,6 +42,7 @@ pub const PARAM_NAMES: &[&str] = &[
     "RATE_LIMIT_FRAMES",
     "RATE_LIMIT_WINDOW_MS",
     "CORE_PROFILE_ID",
+    "P1_WRAPPER",
 ];
 
 struct Parser<'a> {

@@ -787,6 +787,8 @@ fn expectation(check: &Check) -> Expectation {
         Outcome::Accept => Expectation::Accept {
             fields: check.envelope.fields.clone(),
             unknown_flags: None,
+            profile_may_refuse: false,
+            reject_allowed: false,
         },
         Outcome::Reject => Expectation::Reject {
             allowed: check.allowed.clone(),
@@ -854,6 +856,8 @@ fn judge_accept(r: &mut VectorResult, check: &Check, events: &[Event]) {
             Expectation::Accept {
                 fields: Fields::default(),
                 unknown_flags: None,
+                profile_may_refuse: false,
+                reject_allowed: false,
             }
         };
         let j = judge_codec_step(std::slice::from_ref(&exp), std::slice::from_ref(ev));

@@ -269,13 +269,24 @@ fn claim(
     let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, runner.as_mut(), &cancel)?;
     match &o.claim {
         Some(c) => println!("{c}"),
-        None => println!(
-            "no claim: {} {} is {}: {}",
-            o.verdict.class,
-            o.verdict.title,
-            o.verdict.status.as_str(),
-            o.verdict.reason
-        ),
+        None => {
+            println!(
+                "no claim: {} {} is {}: {}",
+                o.verdict.class,
+                o.verdict.title,
+                o.verdict.status.as_str(),
+                o.verdict.reason
+            );
+            // Every vector that withheld it, so the vendor knows what to fix or declare.
+            for w in &o.verdict.withheld {
+                println!(
+                    "  withheld by {} ({}): {}",
+                    w.vector_id,
+                    w.kind.as_str(),
+                    w.why
+                );
+            }
+        }
     }
     println!("evidence: {}", o.bundle.display());
     Ok(o.claim.is_some())

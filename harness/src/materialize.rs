@@ -31,6 +31,8 @@ pub enum Action {
     IdentityProbe,
     /// Send the manifest's slow request with this msg_id.
     SlowRequest(Bytes),
+    /// Send this frame with its msg_id replaced by the one last forwarded upstream.
+    SendAsReply(Bytes),
 }
 
 /// Expected envelope fields, concrete.
@@ -63,6 +65,10 @@ pub enum Expectation {
         fields: Fields,
         /// Surfaced unknown flags.
         unknown_flags: Option<u64>,
+        /// The addressed profile must refuse the frame (see `AcceptSpec`).
+        profile_may_refuse: bool,
+        /// A reject passes too (see `AcceptSpec`).
+        reject_allowed: bool,
     },
     /// Rejected with one of `allowed` (the first is the recommended code).
     Reject {
@@ -84,12 +90,16 @@ pub enum Expectation {
     },
     /// A frame matching the pattern.
     Reply(ReplyPattern),
+    /// A streamed answer to the request sent.
+    Stream(crate::catalog::vector::StreamSpec),
     /// An A2A agent runs these tasks to their terminal Results.
     A2aTasks(Vec<crate::catalog::vector::TaskOutcome>),
     /// The identity probe's answer reports the client identity.
     Identity,
     /// The sent octets arrive unchanged on the other side.
     Forwarded,
+    /// The sent frame's payload (and profile_id, msg_type) arrive on the other side.
+    ForwardedPayload,
 }
 
 /// What a reply frame must look like.
@@ -136,6 +146,9 @@ pub enum MaterialiseError {
     /// The SUT's parameters make the vector inapplicable (e.g. no rate limit declared).
     #[error("not applicable: {0}")]
     NotApplicable(String),
+    /// The vector would exceed a bound the harness keeps to protect itself.
+    #[error("not applicable: {0}")]
+    HarnessBound(String),
     /// The vector itself is wrong.
     #[error("{0}")]
     Invalid(String),
@@ -176,7 +189,7 @@ impl Ctx<'_> {
     fn size(&self, n: &Num, what: &str) -> Result<usize, MaterialiseError> {
         let v = self.num(n)?;
         if v > MAX_MATERIALISED_BYTES {
-            return Err(MaterialiseError::NotApplicable(format!(
+            return Err(MaterialiseError::HarnessBound(format!(
                 "{what} of {v} octets exceeds the harness bound of {MAX_MATERIALISED_BYTES}"
             )));
         }
@@ -195,9 +208,23 @@ impl Ctx<'_> {
                 Some(n) => Bytes::from(vec![f.byte; self.size(n, "fill")?]),
                 None => return Ok(None),
             },
-            Data::P1(spec) => Bytes::from(
-                crate::p1::encode(spec).map_err(|e| MaterialiseError::Invalid(e.to_string()))?,
-            ),
+            Data::Valid(_) => {
+                return Err(MaterialiseError::Invalid(
+                    "`valid` is a frame payload only".into(),
+                ))
+            }
+            Data::P1(spec) => {
+                // In the form the SUT declares (its manifest's `p1_payload`).
+                let form = if self.params.get("P1_WRAPPER").copied() == Some(1) {
+                    crate::p1::P1Form::Wrapper
+                } else {
+                    crate::p1::P1Form::Message
+                };
+                Bytes::from(
+                    crate::p1::encode_in(spec, form)
+                        .map_err(|e| MaterialiseError::Invalid(e.to_string()))?,
+                )
+            }
         }))
     }
 }
@@ -239,9 +266,14 @@ fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
         Some(d) => take(d, Pad::MsgId, ctx)?,
         None => default_msg_id(ctx.ordinal),
     };
+    // A generated valid payload is sized once the profile and msg_type are known.
+    let valid = match &f.payload {
+        Some(Data::Valid(sz)) => Some(sz),
+        _ => None,
+    };
     let payload = match &f.payload {
+        Some(Data::Valid(_)) | None => Bytes::new(),
         Some(d) => take(d, Pad::Payload, ctx)?,
-        None => Bytes::new(),
     };
     let mut exts: Vec<(u64, Bytes)> = Vec::with_capacity(f.extensions.len());
     for (i, x) in f.extensions.iter().enumerate() {
@@ -261,10 +293,31 @@ fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
         extensions: Extensions::from_entries(exts.iter().map(|(t, v)| (*t, v.as_ref()))),
         payload,
     };
+    if let Some(sz) = valid {
+        let form = if ctx.params.get("P1_WRAPPER").copied() == Some(1) {
+            crate::p1::P1Form::Wrapper
+        } else {
+            crate::p1::P1Form::Message
+        };
+        let len = match (&sz.len, &sz.body_len) {
+            (Some(n), _) => Some(ctx.size(n, "payload")?),
+            (None, Some(t)) => Some(solve_pad(&env, &Pad::Payload, ctx.num(t)?)?),
+            (None, None) => None,
+        };
+        if len.is_some_and(|l| l as u64 > MAX_MATERIALISED_BYTES) {
+            return Err(MaterialiseError::HarnessBound(
+                "a payload this large exceeds the harness bound".into(),
+            ));
+        }
+        env.payload = Bytes::from(
+            crate::valid::payload(env.profile_id, env.msg_type, form, ctx.ordinal, len)
+                .map_err(|e| MaterialiseError::NotApplicable(e.to_string()))?,
+        );
+    }
     if let Some((which, byte, target)) = pad {
         let len = solve_pad(&env, &which, target)?;
         if len as u64 > MAX_MATERIALISED_BYTES {
-            return Err(MaterialiseError::NotApplicable(format!(
+            return Err(MaterialiseError::HarnessBound(format!(
                 "padding of {len} octets exceeds the harness bound"
             )));
         }
@@ -372,7 +425,7 @@ fn parts(ctx: &mut Ctx<'_>, ps: &[Part]) -> Result<Bytes, MaterialiseError> {
             }
         }
         if out.len() as u64 > MAX_MATERIALISED_BYTES {
-            return Err(MaterialiseError::NotApplicable(
+            return Err(MaterialiseError::HarnessBound(
                 "raw send exceeds the harness bound".into(),
             ));
         }
@@ -443,6 +496,8 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
                 .transpose()?
                 .unwrap_or_default(),
             unknown_flags: a.unknown_flags.as_ref().map(|n| ctx.num(n)).transpose()?,
+            profile_may_refuse: a.profile_may_refuse,
+            reject_allowed: a.reject_allowed,
         },
         Expect::Reject(RejectSpec::Code(c)) => Expectation::Reject {
             allowed: vec![code(c)?],
@@ -464,6 +519,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         Expect::Nothing => return Ok(None),
         Expect::Identity => Expectation::Identity,
         Expect::Forwarded => Expectation::Forwarded,
+        Expect::ForwardedPayload => Expectation::ForwardedPayload,
         Expect::Close => Expectation::Close,
         Expect::Response(_)
         | Expect::NoResponse(_)
@@ -494,6 +550,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             p1_canonical: r.p1_canonical,
         }),
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
+        Expect::Stream(st) => Expectation::Stream((**st).clone()),
     }))
 }
 
@@ -528,7 +585,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
     for (i, s) in v.steps.iter().enumerate() {
         let reps = ctx.opt(&s.repeat, 1)?;
         if reps > 100_000 {
-            return Err(MaterialiseError::NotApplicable(format!(
+            return Err(MaterialiseError::HarnessBound(format!(
                 "step {i} repeats {reps} times; the harness bound is 100000"
             )));
         }
@@ -543,7 +600,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
         for rep in 0..reps {
             // Checked before building the next frame: the previous ones are already held.
             if total > MAX_VECTOR_BYTES {
-                return Err(MaterialiseError::NotApplicable(format!(
+                return Err(MaterialiseError::HarnessBound(format!(
                     "the vector sends more than {MAX_VECTOR_BYTES} octets in all (harness bound)"
                 )));
             }
@@ -557,12 +614,13 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                         .flatten()
                         .unwrap_or_default(),
                 ),
+                Some(sd) if sd.reply_to_forwarded => Action::SendAsReply(send(&mut ctx, sd)?),
                 Some(sd) => Action::Send(send(&mut ctx, sd)?),
                 None if s.corrupt_record => Action::CorruptRecord,
                 None if s.replay_record => Action::ReplayRecord,
                 None => Action::End,
             };
-            if let Action::Send(b) = &action {
+            if let Action::Send(b) | Action::SendAsReply(b) = &action {
                 total += b.len() as u64;
             }
             out.push(ConcreteStep {

@@ -16,6 +16,9 @@ pub enum Verdict {
     Fail,
     /// A reject was observed but its code cannot be observed on this SUT's wire.
     RejectCodeNotObservable,
+    /// What the SUT showed cannot decide the vector on this wire (a close after a frame the
+    /// core must accept and the profile must refuse): neither a pass nor a failure.
+    Inconclusive,
     /// The manifest does not claim what the vector needs.
     NotApplicable,
     /// The SUT said it does not support what the vector needs.
@@ -48,11 +51,38 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
             Verdict::RejectCodeNotObservable => "reject-code-not-observable",
+            Verdict::Inconclusive => "inconclusive",
             Verdict::NotApplicable => "not-applicable",
             Verdict::Unsupported => "unsupported",
             Verdict::Timeout => "timeout",
             Verdict::Crash => "crash",
             Verdict::HarnessError => "harness-error",
+        }
+    }
+}
+
+/// Why a vector did not apply, as the class verdicts need it (`docs/spec-issues.md` SI-035).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NaCause {
+    /// A choice the spec leaves to the SUT, declared in its manifest: a profile it does not
+    /// claim, a policy (freshness off, no rate limit, its unknown-profile path, its P1
+    /// form), limits that make the case impossible, an optional feature it does not
+    /// declare. Complete for a class claim.
+    SutChoice,
+    /// Not tested: the test method cannot run the vector, the manifest lacks the section
+    /// or the trigger it needs, or the case exceeds a harness bound. A class whose
+    /// required vector was not tested is `incomplete`.
+    #[default]
+    Untested,
+}
+
+impl NaCause {
+    /// Kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NaCause::SutChoice => "sut-choice",
+            NaCause::Untested => "untested",
         }
     }
 }
@@ -121,6 +151,9 @@ pub struct VectorResult {
     /// Why, for anything but a plain pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// For not-applicable: whether that was the SUT's declared choice or untested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub na_cause: Option<NaCause>,
     /// Both directions, kept for every vector and printed for failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<TranscriptEntry>,
@@ -160,6 +193,7 @@ impl VectorResult {
             observed_code: None,
             used_fallback: false,
             detail: None,
+            na_cause: None,
             transcript: Vec::new(),
         }
     }

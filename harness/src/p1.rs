@@ -26,6 +26,148 @@ fn spec_err(s: impl Into<String>) -> P1Error {
     P1Error::Spec(s.into())
 }
 
+/// Which shape a SUT gives P1 payloads (`p1_payload` in its manifest). P1 §2 says the
+/// payload "MUST decode as one of the profile message schemas", and every annex defines both
+/// the messages and a `Payload` wrapper whose oneof members are numbered by msg_type, so both
+/// readings are conformant (docs/spec-issues.md): the SUT declares its own.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum P1Form {
+    /// The bare message of the msg_type.
+    #[default]
+    Message,
+    /// The annex's `Payload` message with the oneof member of the message set.
+    Wrapper,
+}
+
+impl P1Form {
+    /// The name used in manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            P1Form::Message => "message",
+            P1Form::Wrapper => "wrapper",
+        }
+    }
+
+    /// `bare`, an encoded `message`, in this form: unchanged, or as the wrapper's oneof
+    /// member for that message (its field number is the message's msg_type).
+    pub fn wrap(self, message: &str, bare: Vec<u8>) -> Result<Vec<u8>, P1Error> {
+        if self == P1Form::Message {
+            return Ok(bare);
+        }
+        let (wrapper, field) = member_of(message)?;
+        let mut w = DynamicMessage::new(wrapper);
+        let inner = DynamicMessage::decode(
+            swp_profiles::p1::message(message).map_err(|e| spec_err(e.to_string()))?,
+            &bare[..],
+        );
+        // An inner message with appended unknown octets (forward-compatibility probes)
+        // does not survive a decode and re-encode: write the member by hand instead.
+        match inner {
+            Ok(m) if prost::Message::encode_to_vec(&m) == bare => {
+                w.try_set_field(&field, Value::Message(m))
+                    .map_err(|e| spec_err(e.to_string()))?;
+                Ok(prost::Message::encode_to_vec(&w))
+            }
+            _ => {
+                let mut out = Vec::with_capacity(bare.len() + 12);
+                prost::encoding::encode_key(
+                    field.number(),
+                    prost::encoding::WireType::LengthDelimited,
+                    &mut out,
+                );
+                prost::encoding::encode_varint(bare.len() as u64, &mut out);
+                out.extend_from_slice(&bare);
+                Ok(out)
+            }
+        }
+    }
+
+    /// The bare message octets of a payload in this form, for a frame of `msg_type`: the
+    /// wrapper must decode and carry the member numbered `msg_type`; other fields are
+    /// ignored, as P1 §4 ignores unknown fields.
+    pub fn unwrap(
+        self,
+        profile_id: u64,
+        msg_type: u64,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, P1Error> {
+        if self == P1Form::Message {
+            return Ok(payload.to_vec());
+        }
+        let wrapper = wrapper_of(profile_id)?;
+        let got = DynamicMessage::decode(wrapper.clone(), payload).map_err(|e| {
+            P1Error::Payload(format!(
+                "the payload does not decode as the wrapper {}: {e}",
+                wrapper.full_name()
+            ))
+        })?;
+        let Some(field) = wrapper.get_field(u32::try_from(msg_type).unwrap_or(0)) else {
+            return Err(P1Error::Payload(format!(
+                "{} has no member for msg_type {msg_type}",
+                wrapper.full_name()
+            )));
+        };
+        let set: Vec<u32> = wrapper
+            .fields()
+            .filter(|f| got.has_field(f))
+            .map(|f| f.number())
+            .collect();
+        match got.get_field(&field).as_message() {
+            Some(m) if got.has_field(&field) => Ok(prost::Message::encode_to_vec(m)),
+            _ => Err(P1Error::Payload(format!(
+                "the wrapper {} carries member(s) {set:?}, not {msg_type} (the frame's msg_type)",
+                wrapper.full_name()
+            ))),
+        }
+    }
+}
+
+/// The `Payload` wrapper of the profile whose messages live in the package of `message`,
+/// and the member that carries `message`.
+fn member_of(message: &str) -> Result<(MessageDescriptor, FieldDescriptor), P1Error> {
+    let desc = swp_profiles::p1::message(message).map_err(|e| spec_err(e.to_string()))?;
+    let wrapper = swp_profiles::p1::message(&format!("{}.Payload", desc.package_name()))
+        .map_err(|_| spec_err(format!("{} has no Payload wrapper", desc.package_name())))?;
+    let field = wrapper
+        .fields()
+        .find(|f| {
+            f.kind()
+                .as_message()
+                .is_some_and(|m| m.full_name() == desc.full_name())
+        })
+        .ok_or_else(|| {
+            spec_err(format!(
+                "{} has no member for {}",
+                wrapper.full_name(),
+                desc.full_name()
+            ))
+        })?;
+    Ok((wrapper, field))
+}
+
+/// The `Payload` wrapper of a P1 profile.
+fn wrapper_of(profile_id: u64) -> Result<MessageDescriptor, P1Error> {
+    let any = swp_profiles::p1::MESSAGE_FOR
+        .iter()
+        .find(|(p, _, _)| *p == profile_id)
+        .map(|(_, _, n)| *n)
+        .ok_or_else(|| P1Error::Payload(format!("profile {profile_id} does not use P1")))?;
+    let desc = swp_profiles::p1::message(any).map_err(|e| spec_err(e.to_string()))?;
+    swp_profiles::p1::message(&format!("{}.Payload", desc.package_name()))
+        .map_err(|_| spec_err(format!("{} has no Payload wrapper", desc.package_name())))
+}
+
 /// A P1 payload spec: `{MESSAGE: {field: value, ...}}`, optionally with `unknown_fields:
 /// HEX` appended raw after the encoding (a forward-compatibility probe).
 pub type P1Spec = Map<String, Json>;
@@ -149,7 +291,13 @@ fn message(desc: &MessageDescriptor, fields: &Json) -> Result<DynamicMessage, P1
     Ok(m)
 }
 
-/// Encodes a spec into payload octets (deterministic: fields in number order).
+/// Encodes a spec into payload octets in `form` (deterministic: fields in number order).
+pub fn encode_in(spec: &P1Spec, form: P1Form) -> Result<Vec<u8>, P1Error> {
+    let (name, _, _) = parts(spec)?;
+    form.wrap(name, encode(spec)?)
+}
+
+/// Encodes a spec into the bare message's octets (deterministic: fields in number order).
 pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
     let (name, fields, extra) = parts(spec)?;
     let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;

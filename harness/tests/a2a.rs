@@ -10,9 +10,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
+use swp_conform::p1::P1Form;
 use swp_conform::sut::Sut;
 
-fn manifest(mode: &str, dir: &Path) -> PathBuf {
+/// A manifest for `bada2a MODE`; `form` is the P1 payload form it declares (the proxy and
+/// the reference behind it always speak the bare message).
+fn manifest(mode: &str, form: P1Form, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"name: bada2a-{mode}
@@ -21,6 +24,7 @@ kind: endpoint
 start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
 methods: [session]
 claims: {{class: C2, profiles: [1, 2]}}
+p1_payload: {}
 limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
 policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
 session:
@@ -33,18 +37,24 @@ session:
     reply_profile_id: 1
     reply_msg_type: 2
 "#,
-        common::example("bada2a").display()
+        common::example("bada2a").display(),
+        form.as_str()
     );
-    let p = dir.join(format!("bada2a-{mode}.yaml"));
+    let p = dir.join(format!("bada2a-{mode}-{}.yaml", form.as_str()));
     std::fs::write(&p, text).unwrap();
     p
 }
 
 /// The short ids (`a2a_0004`) of the a2a vectors that do not pass against `mode`.
 fn failing(mode: &str) -> BTreeSet<String> {
+    failing_as(mode, P1Form::Message)
+}
+
+/// As [`failing`], with the manifest declaring P1 payload form `form`.
+fn failing_as(mode: &str, form: P1Form) -> BTreeSet<String> {
     let cat = catalog();
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("a2a-{mode}"));
-    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("a2a-{mode}-{}", form.as_str()));
+    let sut = Sut::load(&manifest(mode, form, &work)).unwrap_or_else(|e| panic!("{e}"));
     let plan: Vec<_> = cat
         .vectors
         .iter()
@@ -58,12 +68,14 @@ fn failing(mode: &str) -> BTreeSet<String> {
         .iter()
         .filter(|r| r.verdict != Verdict::NotApplicable)
         .count();
+    // Session vectors written for the other P1 form do not apply (a2a_0111/0112).
     let session = plan
         .iter()
         .filter(|v| {
             v.vector
                 .methods
                 .contains(&swp_conform::catalog::vector::Method::Session)
+                && v.vector.applies_when.p1_payload.is_none_or(|f| f == form)
         })
         .count();
     assert_eq!(executed, session, "{mode}: every session a2a vector runs");
@@ -109,4 +121,19 @@ fn accepting_a_conflicting_duplicate_task_is_caught() {
 #[test]
 fn rejecting_unknown_protobuf_fields_is_caught() {
     assert_eq!(failing("reject-unknown-fields"), set(&["a2a_0103"]));
+}
+
+/// The P1 form is not taken on trust: a SUT declaring the wrapper form but speaking bare
+/// messages fails every vector whose frames carry a P1 message either way. The six left
+/// send nothing the form changes, or the reject they expect happens before decoding.
+#[test]
+fn a_sut_speaking_another_p1_form_than_it_declares_is_caught() {
+    assert_eq!(
+        failing_as("none", P1Form::Wrapper),
+        set(&[
+            "a2a_0001", "a2a_0002", "a2a_0003", "a2a_0004", "a2a_0005", "a2a_0008", "a2a_0009",
+            "a2a_0010", "a2a_0011", "a2a_0012", "a2a_0013", "a2a_0015", "a2a_0103", "a2a_0104",
+            "a2a_0105", "a2a_0107", "a2a_0110", "a2a_0111",
+        ])
+    );
 }

@@ -85,6 +85,14 @@ mcp_native:
   transport: stdio
   protocol_version: "2025-06-18"
   timing: {{step_ms: 2000, vector_ms: 10000, max_read_bytes: 1048576}}
+  params:
+    ANSWERED_METHOD: ping
+    TOOL_NAME: echo
+    TOOL_ARGUMENTS: '{{"message":"swp-conform"}}'
+    TOOL_OUTPUT_TEXT: swp-conform
+    TYPED_TOOL: add
+    TYPED_TOOL_BAD_ARGUMENTS: '{{"a":"one","b":2}}'
+    BROKEN_OUTPUT_TOOL: broken_output
 "#,
         common::example("badgateway").display()
     );

@@ -105,7 +105,19 @@ fn similar_lines(a: &str, b: &str) -> String {
 fn reference_inproc() {
     let a = inproc_report();
     assert!(!a.run_failed, "the reference fails in-process");
-    assert_eq!(a.claims, vec!["SWP C0".to_owned(), "SWP C2".to_owned()]);
+    // The codec method cannot do TLS or watch a connection: no class can be claimed, and
+    // every class says which required vectors went untested.
+    assert!(a.claims.is_empty(), "{:?}", a.claims);
+    let c0 = &a.classes[0];
+    assert_eq!(c0.status.as_str(), "incomplete", "{c0:?}");
+    let untested: Vec<&str> = c0.withheld.iter().map(|w| w.vector_id.as_str()).collect();
+    for id in [
+        "s1_0001_unauthenticated_peer_rejected",
+        "s1_0004_integrity_failure_terminates",
+        "core_0018_unknown_profile_no_error_path",
+    ] {
+        assert!(untested.contains(&id), "{id} not in {untested:?}");
+    }
     let b = inproc_report();
     assert_same_outside_run(&a, &b);
     snapshot("inproc", &a);
@@ -328,12 +340,41 @@ fn bundle_entries(path: &Path) -> Vec<(String, String)> {
 }
 
 #[test]
-fn claim_c0_on_the_reference_prints_the_claim_and_writes_evidence() {
-    let out = out_dir("claim-c0");
+fn claim_c0_in_process_is_withheld_and_names_the_untested_vectors() {
+    let out = out_dir("claim-c0-inproc");
     let o = bin(&["claim", "--class", "C0", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with("no claim: C0")
+            && stdout.contains("incomplete")
+            && stdout.contains("s1_0001_unauthenticated_peer_rejected"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("SWP C0 —"), "{stdout}");
+}
+
+#[test]
+fn claim_c0_over_tls_prints_the_claim_and_writes_evidence() {
+    let out = out_dir("claim-c0");
+    let sut = root().join("implementations/manifests/reference-tls.yaml");
+    let o = bin(&[
+        "claim",
+        "--class",
+        "C0",
+        "--sut",
+        sut.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.starts_with("SWP C0 — swp-ref 0.1.0"), "{stdout}");
+    // The claim line carries the Core version and the version of each specification.
+    assert!(
+        stdout.starts_with("SWP C0 — swp-ref 0.1.0; Core v1 (core-spec Draft v0.1), E1 (")
+            && stdout.contains("S1 (security-bindings Draft v0.1)"),
+        "{stdout}"
+    );
     let entries = bundle_entries(&out.join("evidence-C0.tar.gz"));
     let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     for want in [
@@ -341,7 +382,7 @@ fn claim_c0_on_the_reference_prints_the_claim_and_writes_evidence() {
         "evidence-C0/junit.xml",
         "evidence-C0/report.md",
         "evidence-C0/report.html",
-        "evidence-C0/manifest/sut-manifest.yaml",
+        "evidence-C0/manifest/reference-tls.yaml",
         "evidence-C0/vector-set.sha256",
         "evidence-C0/command.txt",
         "evidence-C0/versions.txt",

@@ -21,7 +21,11 @@ use swp_conform::sut::Sut;
 /// confirmed by the probe's answer, not by silence.
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    let step_ms = if mode == "close-on-reject" { 3000 } else { 400 };
+    let step_ms = if mode == "close-on-reject" || mode == "bad-stream" {
+        3000
+    } else {
+        400
+    };
     let text = format!(
         r#"name: badsut-{mode}
 version: "0"
@@ -31,6 +35,7 @@ methods: [session]
 claims: {{class: C0, profiles: [1, 2]}}
 limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
 policy: {{timestamp_freshness: false, unknown_profile: close}}
+params: {{ANSWERED_METHOD: ping, STREAM_METHOD: stream, STREAM_PARAMS: {{}}, STREAM_FAIL_PARAMS: {{fail: true}}}}
 session:
   transport: stdio
   reject_signal: {{mode: close}}
@@ -194,30 +199,63 @@ fn children_of(parent: u32) -> Vec<u32> {
 }
 
 #[test]
-fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
-    let exe = std::env::current_exe().unwrap();
-    let bad = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .unwrap()
-        .join("examples")
-        .join("badrelay");
-    if !bad.is_file() {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-            .current_dir(root())
-            .args(["build", "-q", "-p", "swp-conform", "--example", "badrelay"])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("session-badrelay");
+fn a_stream_with_response_partials_and_no_error_is_caught_at_its_shoulds() {
+    let got = run(
+        "bad-stream",
+        &[
+            "mcp_0013_stream_partial_then_terminal_success",
+            "mcp_0014_stream_partial_then_terminal_error",
+            "mcp_0020_stream_partials_are_correlated_notifications",
+        ],
+    );
+    let verdicts: Vec<(&str, Verdict)> = got.iter().map(|(i, v, _)| (i.as_str(), *v)).collect();
+    assert_eq!(
+        verdicts,
+        [
+            // The MUST holds: the flow ends in a result on the request's msg_id.
+            (
+                "mcp_0013_stream_partial_then_terminal_success",
+                Verdict::Pass
+            ),
+            // The SHOULDs do not: a result after the failure, partials as responses.
+            ("mcp_0014_stream_partial_then_terminal_error", Verdict::Fail),
+            (
+                "mcp_0020_stream_partials_are_correlated_notifications",
+                Verdict::Fail
+            ),
+        ],
+        "{got:#?}"
+    );
+    assert!(got[1].2.contains("does not contain"), "{}", got[1].2);
+    assert!(got[2].2.contains("expected a notification"), "{}", got[2].2);
+}
+
+#[test]
+fn a_stream_without_a_terminal_response_fails_the_must() {
+    let got = run(
+        "unterminated-stream",
+        &["mcp_0013_stream_partial_then_terminal_success"],
+    );
+    assert_eq!(got[0].1, Verdict::Timeout, "{got:#?}");
+    assert!(
+        got[0].2.contains("after 2 partial output(s)"),
+        "{}",
+        got[0].2
+    );
+}
+
+/// Runs the intermediary vectors against `badrelay` in `mode`.
+fn run_relay(mode: &str) -> Vec<swp_conform::model::VectorResult> {
+    let bad = common::example("badrelay");
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("session-badrelay-{mode}"));
     std::fs::create_dir_all(&work).unwrap();
     let text = std::fs::read_to_string(root().join("implementations/manifests/reference-relay.yaml"))
         .unwrap()
         .replace("command: ${SWP_REF}", &format!("command: \"{}\"", bad.display()))
         .replace(
             r#"args: [relay, --listen, "tcp://127.0.0.1:0", --port-file, "${PORT_FILE}", --upstream, "${UPSTREAM}"]"#,
-            r#"args: ["${PORT_FILE}", "${UPSTREAM}"]"#,
+            &format!(r#"args: ["${{PORT_FILE}}", "${{UPSTREAM}}"]
+  env: {{BADRELAY_MODE: {mode}}}"#),
         );
     let m = work.join("badrelay.yaml");
     std::fs::write(&m, text).unwrap();
@@ -233,7 +271,12 @@ fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
         })
         .collect();
     assert_eq!(plan.len(), 3, "the relay vectors");
-    let r = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap()
+}
+
+#[test]
+fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
+    let r = run_relay("reserialise");
     // Compact JSON survives a compact re-serialisation (mcp_0001, and mcp_0002 upstream to
     // client); whitespace and escapes do not (mcp_0015).
     common::assert_fails_exactly(&r, &["mcp_0015"]);
@@ -242,7 +285,37 @@ fn a_relay_that_reserialises_json_is_caught_by_the_byte_preservation_vector() {
         .find(|x| x.vector_id.starts_with("mcp_0015"))
         .unwrap();
     assert!(
-        v.detail.as_deref().unwrap_or_default().contains("differ"),
+        v.detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("payload differs"),
+        "{v:?}"
+    );
+}
+
+/// Only the payload must be preserved: a relay that re-issues msg_ids and re-stamps
+/// timestamps, and maps answers back, passes every relay vector.
+#[test]
+fn a_relay_that_reissues_msg_ids_passes_the_relay_vectors() {
+    let r = run_relay("reissue");
+    common::assert_fails_exactly(&r, &[]);
+    assert!(r.iter().all(|x| x.verdict == Verdict::Pass), "{r:#?}");
+}
+
+/// An answer that reaches the client on the relay's own msg_id breaks correlation.
+#[test]
+fn a_relay_that_loses_the_clients_msg_id_is_caught() {
+    let r = run_relay("lose-id");
+    common::assert_fails_exactly(&r, &["mcp_0002", "mcp_0015"]);
+    let v = r
+        .iter()
+        .find(|x| x.vector_id.starts_with("mcp_0002"))
+        .unwrap();
+    assert!(
+        v.detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("not the client's request msg_id"),
         "{v:?}"
     );
 }

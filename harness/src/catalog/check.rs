@@ -52,6 +52,19 @@ fn check_data(sink: &mut Sink, path: &Path, text: &str, d: &Data, p: &Params) {
             }
         }
         Data::Text(_) | Data::Json(_) => {}
+        Data::Valid(sz) => {
+            if sz.len.is_some() && sz.body_len.is_some() {
+                sink.at(
+                    path,
+                    text,
+                    "valid",
+                    "valid takes at most one of `len` or `body_len`".into(),
+                );
+            }
+            for n in sz.len.iter().chain(&sz.body_len) {
+                check_num(sink, path, text, n, p);
+            }
+        }
         Data::P1(spec) => {
             if let Err(e) = crate::p1::encode(spec) {
                 sink.at(path, text, "p1", e.to_string());
@@ -97,7 +110,11 @@ fn check_frame(sink: &mut Sink, path: &Path, text: &str, f: &FrameSpec, p: &Para
         .into_iter()
         .flatten()
         .chain(f.extensions.iter().map(|x| &x.value))
-        .filter(|d| matches!(d, Data::Fill(fl) if fl.body_len.is_some()))
+        .filter(|d| match d {
+            Data::Fill(fl) => fl.body_len.is_some(),
+            Data::Valid(sz) => sz.body_len.is_some(),
+            _ => false,
+        })
         .count();
     if padded > 1 {
         sink.at(
@@ -305,6 +322,14 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                     }
                 }
                 Expect::Accept(a) => {
+                    if a.reject_allowed && v.methods.contains(&Method::Session) {
+                        sink.at(
+                            path,
+                            text,
+                            "reject_allowed",
+                            "`reject_allowed` is for codec-method vectors: on a wire, a reject ends the connection the accept would be confirmed on".into(),
+                        );
+                    }
                     if let Some(f) = &a.fields {
                         check_nums(
                             sink,
@@ -363,8 +388,10 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                 }
                 Expect::Nothing
                 | Expect::Close
+                | Expect::Stream(_)
                 | Expect::Identity
                 | Expect::Forwarded
+                | Expect::ForwardedPayload
                 | Expect::Translated(_)
                 | Expect::TranslationError(_)
                 | Expect::Arrives(_) => {}

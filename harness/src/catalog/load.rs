@@ -78,6 +78,9 @@ fn load_requirements(sink: &mut Sink, dir: &Path) -> Registry {
         }
         reg.documents
             .insert(file.document.clone(), file.title.clone());
+        if let Some(v) = &file.version {
+            reg.versions.insert(file.document.clone(), v.clone());
+        }
         for r in file.requirements {
             let is_process = r.testable == super::requirements::Testable::Process;
             if is_process != r.reason.is_some() {

@@ -113,6 +113,9 @@ pub struct RequirementFile {
     pub document: String,
     /// The document's title.
     pub title: String,
+    /// The document's version as its heading states it (`Draft v0.1`), for claim lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Its statements, in document order.
     pub requirements: Vec<Requirement>,
 }
@@ -135,6 +138,8 @@ pub struct Registry {
     pub aliases: BTreeMap<String, Vec<String>>,
     /// Document stem → title, in file order.
     pub documents: BTreeMap<String, String>,
+    /// Document stem → version, where the registry file gives one.
+    pub versions: BTreeMap<String, String>,
 }
 
 impl Registry {

@@ -117,6 +117,9 @@ pub struct Applicability {
     /// Whether the SUT must declare a frame-rate limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<bool>,
+    /// The P1 payload form the SUT must declare (for vectors that write P1 octets by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p1_payload: Option<crate::p1::P1Form>,
     /// Conditions on the SUT's parameters that must all hold, e.g.
     /// `${MAX_PAYLOAD_BYTES} + 64 <= ${MAX_FRAME_BYTES}` (operators `<= < >= > == !=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -281,6 +284,11 @@ pub struct Send {
     /// The manifest's slow request (session), sent with this msg_id: it stays in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_request: Option<Data>,
+    /// Intermediary topology, a frame sent from the upstream side: its msg_id is replaced by
+    /// the msg_id of the frame the intermediary last forwarded upstream, so an answer
+    /// correlates even when the intermediary re-issued the client's msg_id.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reply_to_forwarded: bool,
     /// One line of text sent as-is, followed by `\n` (method `mcp_native`): a JSON-RPC
     /// message, or deliberately malformed JSON. `${PROTOCOL_VERSION}` stands for the
     /// manifest's `mcp_native.protocol_version`.
@@ -347,6 +355,24 @@ pub enum Data {
     /// A P1 (protobuf) payload: `{a2a.Task: {task_id: "hex:0a0b", kind: echo}}`, encoded
     /// through the embedded descriptors; `unknown_fields: HEX` beside it appends raw octets.
     P1(#[schemars(with = "serde_json::Map<String, serde_json::Value>")] crate::p1::P1Spec),
+    /// A payload valid for the frame's profile and msg_type, built by the harness so core
+    /// vectors never send what the addressed profile must refuse: for profile 1 a JSON-RPC
+    /// request (1), response (2) or notification (3) padded with JSON whitespace; for
+    /// profile 2 a Handshake (1) whose agent_id is padded, in the SUT's P1 form. `len` or
+    /// `body_len` sizes it exactly; without either it is as short as it can be.
+    Valid(Sized),
+}
+
+/// How long a generated payload is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sized {
+    /// The length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<Num>,
+    /// Size the payload so the frame body is exactly this many octets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_len: Option<Num>,
 }
 
 /// A run of one repeated octet.
@@ -406,11 +432,19 @@ pub enum Expect {
     Silence(SilenceSpec),
     /// The next frame from the SUT matches (session).
     Reply(Box<ReplySpec>),
+    /// A streamed answer to the request this step sent (session, MCP mapping §7): frames
+    /// until the terminal response on the request's msg_id.
+    Stream(Box<StreamSpec>),
     /// The answer to the identity probe reports the harness's client identity (session).
     Identity,
     /// The octets sent in this step arrive unchanged on the harness's other connection
-    /// (intermediary topology): byte preservation.
+    /// (intermediary topology): byte preservation of the whole frame.
     Forwarded,
+    /// The frame sent in this step arrives on the harness's other connection with the same
+    /// profile_id, msg_type and payload octets (intermediary topology). msg_id, timestamp,
+    /// flags and extensions may be the intermediary's own: only payload bytes must be
+    /// preserved (MCP mapping §2).
+    ForwardedPayload,
     /// A JSON-RPC response with this id arrives (method `mcp_native`).
     Response(Box<ResponseSpec>),
     /// No JSON-RPC response (to `id`, or to anything when `id` is omitted) arrives within
@@ -506,6 +540,30 @@ pub struct ReplySpec {
     pub p1_canonical: bool,
 }
 
+/// A streamed answer (expectation `stream`): every frame the endpoint sends until the
+/// response (msg_type 2) that reuses the request's msg_id is a partial output; that
+/// response is the terminal one. Only what the flags ask is judged, so one vector can
+/// hold the MUST (a terminal response) and another the SHOULDs (partials as notifications
+/// carrying the request's correlation).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    /// At least this many partial outputs precede the terminal response.
+    #[serde(default)]
+    pub min_partials: u64,
+    /// Every partial output is a notification (msg_type 3) of the request's profile.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partials_are_notifications: bool,
+    /// Every partial output carries the request's correlation somewhere in its JSON
+    /// `params`: the request's `params._meta.progressToken` when it gave one, else its
+    /// JSON-RPC `id` (MCP correlates progress by token).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partials_correlated: bool,
+    /// JSON the terminal response contains (objects by subset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_json: Option<serde_json::Value>,
+}
+
 /// What an A2A agent must do with one task (expectation `a2a_tasks`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -535,6 +593,16 @@ pub struct AcceptSpec {
     /// Expected unknown flag bits surfaced by the receiver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_flags: Option<Num>,
+    /// The frame is one the addressed profile must refuse (a msg_type it does not define,
+    /// say) while the core must accept it: a profile-level reject passes, and a close, which
+    /// cannot show which layer refused, is `inconclusive` rather than a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile_may_refuse: bool,
+    /// The spec leaves accepting the frame open (docs/spec-issues.md): a reject passes too,
+    /// but an accept must decode to these fields. Codec method only: on a wire, a reject
+    /// ends the connection the accept would be confirmed on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reject_allowed: bool,
 }
 
 /// Expected envelope fields.

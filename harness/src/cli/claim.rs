@@ -22,28 +22,6 @@ pub struct ClaimOutcome {
     pub bundle: PathBuf,
 }
 
-/// The claim line: class, SUT, profiles, vector set and harness (`conformance-classes.md`
-/// asks for version references).
-pub fn claim_text(rep: &Report, sut: &Sut, class: Class) -> String {
-    let profiles = &sut.manifest.claims.profiles;
-    format!(
-        "SWP {class} — {} {} ({}); profiles [{}]; vector set sha256:{}; verified by {}",
-        rep.sut.name,
-        rep.sut.version,
-        rep.sut.reported,
-        profiles
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        rep.digests
-            .as_ref()
-            .map(|d| d.vector_set_sha256.as_str())
-            .unwrap_or("unknown"),
-        rep.harness
-    )
-}
-
 /// Builds the evidence bundle (`tar.gz`) in memory. Entries have fixed mode and mtime so
 /// the bundle differs between runs only where the reports' run blocks do.
 pub fn bundle(
@@ -108,16 +86,7 @@ pub fn bundle(
     ));
     files.push((
         "versions.txt".into(),
-        format!(
-            "harness: {}\nharness commit: {}\nswp-core: {}\nsut: {} {}\nsut reported: {}\n",
-            rep.harness,
-            rep.run.runner_git_sha,
-            swp_core_version(),
-            rep.sut.name,
-            rep.sut.version,
-            rep.sut.reported
-        )
-        .into_bytes(),
+        versions(rep, cat, class).into_bytes(),
     ));
     let verdict = rep.classes.iter().find(|c| c.class == class);
     files.push((
@@ -151,9 +120,27 @@ pub fn bundle(
         .map_err(bundle_err)
 }
 
-fn swp_core_version() -> &'static str {
-    // swp-core shares the workspace version.
-    env!("CARGO_PKG_VERSION")
+/// What the claim was checked with and against: the harness, the SUT, and the version of
+/// every specification the class covers, as the registry states them.
+fn versions(rep: &Report, cat: &Catalog, class: Class) -> String {
+    let mut s = format!(
+        "harness: {}\nharness commit: {}\nsut: {} {}\nsut reported: {}\ncore protocol version: {}\n",
+        rep.harness,
+        rep.run.runner_git_sha,
+        rep.sut.name,
+        rep.sut.version,
+        rep.sut.reported,
+        crate::frames::limits::CORE_VERSION
+    );
+    for (what, doc) in class.documents() {
+        let ver = cat
+            .requirements
+            .versions
+            .get(*doc)
+            .map_or("version not stated", String::as_str);
+        s.push_str(&format!("{what}: {doc} {ver}\n"));
+    }
+    s
 }
 
 /// Runs the claim: `runner` runs the class's plan; writes the reports and the bundle into
@@ -183,7 +170,10 @@ pub fn claim(
         .find(|c| c.class == class)
         .cloned()
         .ok_or_else(|| CliError::Usage(format!("the report has no verdict for class {class}")))?;
-    let claim = (verdict.status == ClassStatus::Pass).then(|| claim_text(&rep, sut, class));
+    let claim = verdict
+        .claim
+        .clone()
+        .filter(|_| verdict.status == ClassStatus::Pass);
     crate::report::write_all(&rep, out)?;
     let bytes = bundle(&rep, cat, sut, class, claim.as_deref())?;
     let path = out.join(format!("evidence-{class}.tar.gz"));

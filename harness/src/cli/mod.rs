@@ -448,7 +448,7 @@ mod tests {
                 r.pass = pass;
                 Ok(r)
             }
-            fn not_applicable(&mut self, _: &LoadedVector) -> Option<String> {
+            fn not_applicable(&mut self, _: &LoadedVector) -> Option<crate::method::NotApplicable> {
                 None
             }
         }

@@ -1,23 +1,27 @@
 //! Whether a vector applies to a SUT at all, from what the manifest claims and declares:
 //! methods, profiles, policies and the `holds` conditions over its parameters.
 
+use super::NotApplicable;
 use crate::catalog::vector::{UnknownProfile, Vector};
 use crate::sut::Sut;
 
-/// Why a vector does not apply to this SUT, if it does not.
-pub fn applicability(v: &Vector, sut: &Sut) -> Option<String> {
+/// Why a vector does not apply to this SUT, if it does not. A method the SUT is not driven
+/// by leaves the vector untested; everything else is the SUT's declared choice.
+pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     let m = &sut.manifest;
     if !v.methods.iter().any(|x| m.methods.contains(x)) {
-        let want: Vec<_> = v
-            .methods
-            .iter()
-            .map(|m| format!("{m:?}").to_lowercase())
-            .collect();
-        return Some(format!(
-            "the SUT supports none of the vector's methods ({})",
+        let want: Vec<_> = v.methods.iter().map(|m| m.as_str()).collect();
+        return Some(NotApplicable::untested(format!(
+            "the SUT is not driven by any of the vector's methods ({})",
             want.join(", ")
-        ));
+        )));
     }
+    declared(v, sut).map(NotApplicable::choice)
+}
+
+/// The SUT's declared choices that put the vector out of scope.
+fn declared(v: &Vector, sut: &Sut) -> Option<String> {
+    let m = &sut.manifest;
     let a = &v.applies_when;
     for p in &a.profiles {
         if !m.claims.profiles.contains(p) {
@@ -43,6 +47,15 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<String> {
                 "needs unknown-profile handling {}; the SUT declares {}",
                 name(u),
                 name(m.policy.unknown_profile)
+            ));
+        }
+    }
+    if let Some(f) = a.p1_payload {
+        if m.p1_payload != f {
+            return Some(format!(
+                "written for P1 payloads in the {} form; the SUT declares the {} form",
+                f.as_str(),
+                m.p1_payload.as_str()
             ));
         }
     }

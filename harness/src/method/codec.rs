@@ -154,9 +154,10 @@ impl CodecMethod<'_> {
                 Action::CorruptRecord
                 | Action::ReplayRecord
                 | Action::IdentityProbe
-                | Action::SlowRequest(_) => {
+                | Action::SlowRequest(_)
+                | Action::SendAsReply(_) => {
                     let why = format!(
-                        "step {}: forged TLS records and identity probes need the session method",
+                        "step {}: forged TLS records, probes and intermediary replies need the session method",
                         s.step + 1
                     );
                     return Ok(

@@ -15,7 +15,7 @@ use crate::catalog::vector::{Method, Vector};
 use crate::catalog::{Catalog, LoadedVector};
 use crate::connect::driver::{Answer, DriverError};
 use crate::materialize::MaterialiseError;
-use crate::model::{TranscriptEntry, VectorResult, Verdict};
+use crate::model::{NaCause, TranscriptEntry, VectorResult, Verdict};
 use crate::sut::Sut;
 
 pub use crate::cancel::Cancel;
@@ -27,20 +27,67 @@ pub use applicable::applicability;
 #[error("{0}")]
 pub struct Fatal(pub String);
 
-/// Why a vector does not apply to this SUT, in words for the report.
+/// Why a vector does not apply to this SUT, in words for the report, and whether that is
+/// the SUT's declared choice or a case the harness could not test.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct NotApplicable(pub String);
+#[error("{why}")]
+pub struct NotApplicable {
+    /// The SUT's choice, or untested.
+    pub cause: NaCause,
+    /// Why, in words.
+    pub why: String,
+}
 
+impl NotApplicable {
+    /// The SUT's declared, spec-allowed choice.
+    pub fn choice(why: impl Into<String>) -> Self {
+        NotApplicable {
+            cause: NaCause::SutChoice,
+            why: why.into(),
+        }
+    }
+
+    /// A case the harness could not test.
+    pub fn untested(why: impl Into<String>) -> Self {
+        NotApplicable {
+            cause: NaCause::Untested,
+            why: why.into(),
+        }
+    }
+}
+
+/// A method refusing a vector (`admit`) cannot run it: untested.
 impl From<&str> for NotApplicable {
     fn from(s: &str) -> Self {
-        NotApplicable(s.to_owned())
+        NotApplicable::untested(s)
     }
 }
 
 impl From<String> for NotApplicable {
     fn from(s: String) -> Self {
-        NotApplicable(s)
+        NotApplicable::untested(s)
+    }
+}
+
+impl From<MaterialiseError> for Option<NotApplicable> {
+    fn from(e: MaterialiseError) -> Self {
+        match e {
+            MaterialiseError::NotApplicable(why) => Some(NotApplicable::choice(why)),
+            MaterialiseError::HarnessBound(why) => Some(NotApplicable::untested(why)),
+            MaterialiseError::Invalid(_) => None,
+        }
+    }
+}
+
+/// Placeholders the manifest does not fill: a missing optional-feature trigger is the SUT
+/// declaring it lacks the feature; any other missing name leaves the vector untested.
+fn unfilled(e: crate::placeholders::FillError) -> NotApplicable {
+    use crate::placeholders::{FillError, FEATURE_PARAMS};
+    match &e {
+        FillError::Missing(names) if names.iter().any(|n| FEATURE_PARAMS.contains(&n.as_str())) => {
+            NotApplicable::choice(format!("{e}: it claims no such optional feature"))
+        }
+        _ => NotApplicable::untested(e.to_string()),
     }
 }
 
@@ -149,7 +196,7 @@ pub trait Runner: Send {
     fn run_vector(&mut self, lv: &LoadedVector, cancel: &Cancel) -> Result<VectorResult, Fatal>;
     /// Why the vector would not be run against this SUT, decided without touching it
     /// (applicability, admission, materialisation); `None` when it would run.
-    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<String>;
+    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<NotApplicable>;
 }
 
 /// A [`TestMethod`] with the catalog and SUT it runs against.
@@ -171,19 +218,23 @@ impl<M: TestMethod> Runner for Bound<'_, M> {
         run_vector(&mut self.method, self.catalog, self.sut, lv, cancel)
     }
 
-    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<String> {
-        let v = &lv.vector;
-        if let Some(why) = applicability(v, self.sut) {
-            return Some(why);
+    fn not_applicable(&mut self, lv: &LoadedVector) -> Option<NotApplicable> {
+        if let Some(na) = applicability(&lv.vector, self.sut) {
+            return Some(na);
         }
+        let v = match crate::placeholders::fill(&lv.vector, &self.sut.manifest.params) {
+            Ok(v) => v,
+            Err(e) => return Some(unfilled(e)),
+        };
+        let v = v.as_ref();
         let method = match self.method.admit(v) {
             Ok(m) => m,
-            Err(NotApplicable(why)) => return Some(why),
+            Err(na) => return Some(na),
         };
-        match self.method.materialise(v, method) {
-            Err(MaterialiseError::NotApplicable(why)) => Some(why),
-            _ => None,
-        }
+        self.method
+            .materialise(v, method)
+            .err()
+            .and_then(Into::into)
     }
 }
 
@@ -197,28 +248,41 @@ pub fn run_vector<M: TestMethod>(
     cancel: &Cancel,
 ) -> Result<VectorResult, Fatal> {
     let mut r = result_base(catalog, lv);
-    let v = &lv.vector;
-    if let Some(why) = applicability(v, sut) {
-        r.detail = Some(why);
+    let skip = |r: &mut VectorResult, na: NotApplicable| {
+        r.detail = Some(na.why);
+        r.na_cause = Some(na.cause);
+    };
+    if let Some(na) = applicability(&lv.vector, sut) {
+        skip(&mut r, na);
         return Ok(r);
     }
+    let v = match crate::placeholders::fill(&lv.vector, &sut.manifest.params) {
+        Ok(v) => v,
+        Err(e) => {
+            skip(&mut r, unfilled(e));
+            return Ok(r);
+        }
+    };
+    let v = v.as_ref();
     let method = match m.admit(v) {
         Ok(x) => x,
-        Err(NotApplicable(why)) => {
-            r.detail = Some(why);
+        Err(na) => {
+            skip(&mut r, na);
             return Ok(r);
         }
     };
     let concrete = match m.materialise(v, method) {
         Ok(c) => c,
-        Err(MaterialiseError::NotApplicable(why)) => {
-            r.detail = Some(why);
-            return Ok(r);
-        }
         Err(MaterialiseError::Invalid(why)) => {
             r.method = Some(method);
             r.verdict = Verdict::HarnessError;
             r.detail = Some(format!("vector cannot be materialised: {why}"));
+            return Ok(r);
+        }
+        Err(e) => {
+            if let Some(na) = Option::<NotApplicable>::from(e) {
+                skip(&mut r, na);
+            }
             return Ok(r);
         }
     };

@@ -96,6 +96,10 @@ pub struct Skipped {
     pub verdict: Verdict,
     /// Why.
     pub detail: String,
+    /// Whether that was the SUT's declared choice or untested (reports before this field
+    /// read as untested).
+    #[serde(default)]
+    pub cause: crate::model::NaCause,
 }
 
 /// The report document.
@@ -226,6 +230,7 @@ impl Report {
                     requirements: r.requirements,
                     verdict: r.verdict,
                     detail: r.detail.unwrap_or_default(),
+                    cause: r.na_cause.unwrap_or_default(),
                 })
                 .collect(),
             results,
@@ -237,14 +242,19 @@ impl Report {
     pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
         self.requirements = crate::report::analysis::requirements::verdicts(cat, self);
         self.requirement_counts = crate::report::analysis::requirements::counts(&self.requirements);
-        self.classes = crate::report::analysis::classes::verdicts(cat, self);
-        self.claims = self
-            .classes
+        self.digests = Some(digests);
+        let mut classes = crate::report::analysis::classes::verdicts(cat, self);
+        for c in &mut classes {
+            if c.status == crate::report::analysis::classes::ClassStatus::Pass {
+                c.claim = Some(crate::report::analysis::classes::claim_line(cat, self, c));
+            }
+        }
+        self.claims = classes
             .iter()
-            .filter(|c| c.status == crate::report::analysis::classes::ClassStatus::Pass)
+            .filter(|c| c.claim.is_some())
             .map(|c| format!("SWP {}", c.class))
             .collect();
-        self.digests = Some(digests);
+        self.classes = classes;
     }
 
     /// Every selected vector's result, executed or not, in id order: the inverse of the
@@ -262,6 +272,7 @@ impl Report {
             r.title.clone_from(&s.title);
             r.verdict = s.verdict;
             r.detail = Some(s.detail.clone());
+            r.na_cause = Some(s.cause);
             all.push(r);
         }
         all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));

@@ -44,6 +44,25 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
             );
         }
     }
+    for name in f.params.keys() {
+        let well_formed = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        if !well_formed {
+            at(
+                name,
+                format!("params: {name:?} is not a parameter name (A-Z, 0-9 and _)"),
+            );
+        } else if crate::placeholders::RUNTIME.contains(&name.as_str()) {
+            at(
+                name,
+                format!(
+                    "params: {name} is filled by the harness at run time and cannot be declared"
+                ),
+            );
+        }
+    }
     if let Err(e) = f.limits.check() {
         at("limits", format!("limits are incoherent: {e}"));
     }
@@ -207,6 +226,8 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                 profiles: f.claims.profiles,
             },
             core_profile_id: f.core_profile_id,
+            p1_payload: f.p1_payload,
+            params: f.params,
             limits: f.limits,
             policy: f.policy,
         }),

@@ -435,6 +435,10 @@ pub struct Policy {
     pub rate_limit: Option<RateLimit>,
 }
 
+fn is_message(f: &crate::p1::P1Form) -> bool {
+    *f == crate::p1::P1Form::Message
+}
+
 fn default_skew() -> u64 {
     crate::frames::limits::DEFAULT_MAX_CLOCK_SKEW_MS
 }
@@ -466,6 +470,19 @@ pub struct ManifestFile {
     /// claimed, else the lowest claimed profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub core_profile_id: Option<u64>,
+    /// How the SUT shapes P1 payloads (A2A, SWP-*): the bare message (default) or the
+    /// annex's `Payload` wrapper. The spec allows both (docs/spec-issues.md).
+    #[serde(default, skip_serializing_if = "is_message")]
+    pub p1_payload: crate::p1::P1Form,
+    /// What this SUT calls the things portable vectors need, as `${NAME}` values in the
+    /// JSON they send and expect: `INTERNAL_ERROR_METHOD` (a request that fails inside the
+    /// endpoint), `STREAM_METHOD` and `STREAM_PARAMS` (a request answered with incremental
+    /// output; declaring it claims MCP mapping §7 streaming), `ANSWERED_METHOD` (a request
+    /// answered with a result). A string that is exactly `${NAME}` takes the value as JSON
+    /// of any type. A vector using a name not given here is not applicable
+    /// (`docs/sut-manifest.md`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, serde_json::Value>,
     /// Limits.
     pub limits: Limits,
     /// Policies.

@@ -94,6 +94,10 @@ pub struct Manifest {
     pub claims: Claims,
     /// The profile core vectors address when they need a known profile.
     pub core_profile_id: Option<u64>,
+    /// How the SUT shapes P1 payloads.
+    pub p1_payload: crate::p1::P1Form,
+    /// `${NAME}` values for the JSON vectors send and expect.
+    pub params: crate::placeholders::Params,
     /// Limits.
     pub limits: Limits,
     /// Policies.
@@ -205,6 +209,10 @@ impl Sut {
         if let Some(id) = self.core_profile_id() {
             p.insert("CORE_PROFILE_ID", id);
         }
+        p.insert(
+            "P1_WRAPPER",
+            u64::from(m.p1_payload == crate::p1::P1Form::Wrapper),
+        );
         p
     }
 }
@@ -230,5 +238,9 @@ pub fn codec_config_of(m: &Manifest) -> swp_testee_proto::CodecConfig {
         },
         known_profiles: m.claims.profiles.clone(),
         validate_profiles: Vec::new(),
+        p1_payload: match m.p1_payload {
+            crate::p1::P1Form::Message => swp_testee_proto::P1PayloadForm::Message,
+            crate::p1::P1Form::Wrapper => swp_testee_proto::P1PayloadForm::Wrapper,
+        },
     }
 }

@@ -159,6 +159,29 @@ pub struct CodecConfig {
     /// validate; the field is absent when empty, so older testees never see it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validate_profiles: Vec<u64>,
+    /// How P1 payloads are shaped (`message`, the default, or `wrapper`); absent when the
+    /// default, so testees that predate it never see it.
+    #[serde(default, skip_serializing_if = "P1PayloadForm::is_message")]
+    pub p1_payload: P1PayloadForm,
+}
+
+/// The shape of P1 payloads: the bare message of the msg_type, or the profile annex's
+/// `Payload` wrapper with that member set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum P1PayloadForm {
+    /// The bare message.
+    #[default]
+    Message,
+    /// The `Payload` wrapper.
+    Wrapper,
+}
+
+impl P1PayloadForm {
+    /// Whether this is the default form.
+    pub fn is_message(&self) -> bool {
+        *self == P1PayloadForm::Message
+    }
 }
 
 /// Octets that arrive together, at receiver time `now_ms`.

@@ -315,14 +315,30 @@ impl Conv<'_> {
             let v: Value = match serde_json::from_slice(&l) {
                 Ok(v) => v,
                 Err(e) => {
+                    // The rule broken depends on what carried the text.
+                    let (what, rule, want) = match self.chan {
+                        Chan::Stdio(_) => (
+                            "a line on stdout",
+                            "an MCP stdio server writes only MCP messages to its stdout",
+                            "JSON-RPC messages, one per line",
+                        ),
+                        Chan::Http(_) => (
+                            "an HTTP response body",
+                            "an MCP HTTP server answers a POSTed request with a JSON-RPC message",
+                            "a JSON-RPC message as the response body",
+                        ),
+                        Chan::Ws(_) => (
+                            "a WebSocket message",
+                            "each WebSocket text message carries one JSON-RPC message",
+                            "a JSON-RPC message per WebSocket message",
+                        ),
+                    };
                     return Err(Stop(
                         Verdict::Fail,
-                        format!(
-                            "the server wrote a line that is not JSON ({e}); MCP stdio servers must write only MCP messages to stdout"
-                        ),
-                        "JSON-RPC messages, one per line".into(),
+                        format!("the server sent {what} that is not JSON ({e}); {rule}"),
+                        want.into(),
                         short(&text),
-                    ))
+                    ));
                 }
             };
             let Some(obj) = v.as_object() else {
@@ -504,7 +520,7 @@ impl TestMethod for McpNativeMethod<'_> {
         let missing = missing_vars(&v.steps, &vars_of(&self.spec));
         if !missing.is_empty() {
             let names: Vec<String> = missing.into_iter().collect();
-            return Err(NotApplicable(format!(
+            return Err(NotApplicable::untested(format!(
                 "the manifest gives no mcp_native.params {} (what this server names them)",
                 names.join(", ")
             )));

@@ -3,6 +3,7 @@
 
 use super::conv::{Conv, Obs};
 use crate::frames::Envelope;
+use crate::p1::P1Form;
 use std::time::{Duration, Instant};
 
 /// Checks a reply's P1 payload against the expected message and fields (and its canonical
@@ -10,14 +11,25 @@ use std::time::{Duration, Instant};
 pub fn check_p1_reply(
     spec: &crate::p1::P1Spec,
     canonical: bool,
+    form: P1Form,
     env: &Envelope,
 ) -> Result<(), crate::p1::P1Error> {
-    crate::p1::check(spec, &env.payload)?;
+    let bare = form.unwrap(env.profile_id, env.msg_type, &env.payload)?;
+    crate::p1::check(spec, &bare)?;
     if canonical {
-        crate::p1::check_canonical(spec, &env.payload)?;
+        // Canonical in its form: the bare message as a deterministic serializer writes it,
+        // wrapped (or not) the one way the form allows.
+        crate::p1::check_canonical(spec, &bare)?;
+        let (name, _, _) = crate::p1::parts(spec)?;
+        if form.wrap(name, bare.clone())? != env.payload[..] {
+            return Err(crate::p1::P1Error::Payload(format!(
+                "the {} wrapper is not serialized deterministically (P1 §4)",
+                form.as_str()
+            )));
+        }
     }
     if env.profile_id == swp_profiles::a2a::PROFILE_ID {
-        swp_profiles::a2a::decode(env.msg_type, &env.payload).map_err(|e| {
+        swp_profiles::a2a::decode(env.msg_type, &bare).map_err(|e| {
             crate::p1::P1Error::Payload(format!("the reply breaks a2a-profile: {e}"))
         })?;
     }
@@ -41,6 +53,7 @@ pub fn tasks(
     tasks: &[crate::catalog::vector::TaskOutcome],
     deadline: Instant,
     silence: Duration,
+    form: P1Form,
 ) -> Result<String, TasksFailure> {
     use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult};
     // The catalog loader refused malformed `hex:` values, so this cannot fail here.
@@ -83,8 +96,17 @@ pub fn tasks(
             }
         };
         frames += 1;
+        let bare = match form.unwrap(env.profile_id, env.msg_type, &env.payload) {
+            Ok(b) => b,
+            Err(e) => {
+                return Err(TasksFailure::Wrong(
+                    format!("an A2A message that is not valid P1 in its form: {e}"),
+                    "malformed payload".into(),
+                ))
+            }
+        };
         let (task_id, is_result) = match env.msg_type {
-            3 => match <Event as prost::Message>::decode(&env.payload[..]) {
+            3 => match <Event as prost::Message>::decode(&bare[..]) {
                 Ok(e) => (e.task_id.to_vec(), None),
                 Err(e) => {
                     return Err(TasksFailure::Wrong(
@@ -93,7 +115,7 @@ pub fn tasks(
                     ))
                 }
             },
-            4 => match <A2aResult as prost::Message>::decode(&env.payload[..]) {
+            4 => match <A2aResult as prost::Message>::decode(&bare[..]) {
                 Ok(r) => (r.task_id.to_vec(), Some(r)),
                 Err(e) => {
                     return Err(TasksFailure::Wrong(

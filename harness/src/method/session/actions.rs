@@ -23,6 +23,14 @@ pub struct Sent {
     pub to_endpoint: bool,
 }
 
+/// The frame `f` (prefix and body) with its msg_id replaced; `None` if it is not one frame.
+fn with_msg_id(f: &Bytes, id: Bytes) -> Option<Bytes> {
+    let body = f.slice(4.min(f.len())..);
+    let mut env = crate::frames::e1::decode(&body, &crate::frames::Limits::unbounded()).ok()?;
+    env.msg_id = id;
+    crate::frames::e1::frame_bytes(&env).ok()
+}
+
 /// A TLS 1.2/1.3 application-data record whose contents cannot authenticate.
 fn forged_record() -> Vec<u8> {
     let mut rec = vec![0x17, 0x03, 0x03, 0x00, 0x30];
@@ -43,6 +51,29 @@ pub fn perform(
     let harness = |why: String| StepFailure::new(Verdict::HarnessError, why, expected, "");
     let mut sent = Sent::default();
     match action {
+        Action::SendAsReply(b) => {
+            // The answer reuses the msg_id the intermediary gave the request it forwarded.
+            let Some((_, id)) = conv.forwarded.clone() else {
+                return Err(harness(
+                    "`reply_to_forwarded` needs an earlier `forwarded_payload` step on the upstream side".into(),
+                ));
+            };
+            let Some(b) = with_msg_id(b, id) else {
+                return Err(harness(
+                    "`reply_to_forwarded` needs a structural frame".into(),
+                ));
+            };
+            conv.log(Dir::Sent, format!("upstream {}", transcript_hex(&b)));
+            let Some(u) = conv.upstream.as_mut() else {
+                return Err(harness(
+                    "an upstream step needs the intermediary topology".into(),
+                ));
+            };
+            if let Err(e) = u.send(&b) {
+                conv.note(format!("upstream send failed: {e}"));
+            }
+            sent.octets = b.to_vec();
+        }
         Action::Send(b) if upstream => {
             conv.log(Dir::Sent, format!("upstream {}", transcript_hex(b)));
             let Some(u) = conv.upstream.as_mut() else {

@@ -20,6 +20,8 @@ pub struct Pending {
     pub label: String,
     /// The msg_ids it sent.
     pub ids: Vec<Bytes>,
+    /// The addressed profile must refuse them while the core accepts them.
+    pub profile_may_refuse: bool,
 }
 
 /// Numbers the requests the harness builds from the manifest (probes, identity probes), so
@@ -160,7 +162,10 @@ fn against_accepts(
     let exp = "accept";
     match o {
         None | Some(Obs::Reply(_)) => Ok(()),
-        Some(Obs::Error { code, .. }) if conv.core_layer && profile_level(&code) => {
+        Some(Obs::Error { code, .. })
+            if profile_level(&code)
+                && (conv.core_layer || pending.iter().any(|p| p.profile_may_refuse)) =>
+        {
             conv.note(format!(
                 "{code} is a profile-level reject: the core accepted and dispatched the frame"
             ));
@@ -179,6 +184,17 @@ fn against_accepts(
             );
             f.code = Some(code);
             Err(f)
+        }
+        Some(Obs::Closed(why))
+            if pending.iter().any(|p| p.profile_may_refuse)
+                && conv.spec.reject_signal.mode != RejectMode::ErrorFrame =>
+        {
+            Err(StepFailure::new(
+                Verdict::Inconclusive,
+                format!("{label}the connection {why} after a frame its profile must refuse and its core must accept: a close cannot show which layer refused it"),
+                exp,
+                "close",
+            ))
         }
         Some(Obs::Closed(why)) => Err(StepFailure::new(
             Verdict::Fail,

@@ -85,6 +85,10 @@ pub struct Conv<'a> {
     /// The vector tests the core layer: a profile-level reject of an accepted frame shows
     /// the core accepted and dispatched it.
     pub core_layer: bool,
+    /// The last frame an intermediary forwarded upstream: the msg_id the client sent it
+    /// with and the one it reached the upstream with (a relay may re-issue msg_ids), so an
+    /// upstream answer can reuse the second and must reach the client with the first.
+    pub forwarded: Option<(bytes::Bytes, bytes::Bytes)>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
@@ -123,6 +127,7 @@ impl<'a> Conv<'a> {
             hard_deadline: start + Duration::from_millis(spec.timing.vector_ms),
             transcript: Vec::new(),
             core_layer,
+            forwarded: None,
             frames: FrameDecoder::new(reply_limits),
             reply_limits,
             read_total: 0,

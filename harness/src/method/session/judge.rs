@@ -93,7 +93,11 @@ pub fn reject(
             }
         }
         Some(Obs::Closed(why)) => {
-            if conv.spec.reject_signal.mode == RejectMode::ErrorFrame {
+            let unknown_profile = matches!(exp, Expectation::Reject { allowed, .. }
+                if allowed.contains(&crate::frames::ErrorCode::UnknownProfile));
+            if conv.spec.reject_signal.mode == RejectMode::ErrorFrame
+                && !(unknown_profile && inputs.unknown_profile_closes)
+            {
                 return Err(c.fail(
                     format!("the connection {why} without the error frame the manifest promises"),
                     "close",
@@ -225,9 +229,10 @@ pub fn reply(
     conv: &mut Conv<'_>,
     p: &ReplyPattern,
     sent_id: Option<&Bytes>,
-    identity: Option<&str>,
+    inputs: &Inputs<'_>,
     c: &Ctx<'_>,
 ) -> Result<String, Box<StepFailure>> {
+    let (identity, p1_form) = (inputs.identity, inputs.p1_form);
     let step_ms = conv.spec.timing.step_ms;
     let deadline = conv.step_deadline();
     let env = match conv.next(deadline) {
@@ -273,7 +278,7 @@ pub fn reply(
     }
     if why.is_none() {
         if let Some(spec) = &p.payload_p1 {
-            why = super::a2a::check_p1_reply(spec, p.p1_canonical, &env)
+            why = super::a2a::check_p1_reply(spec, p.p1_canonical, p1_form, &env)
                 .err()
                 .map(|e| e.to_string());
         }
@@ -354,4 +359,260 @@ pub fn forwarded(
         None => Ok(format!("forwarded to {to} unchanged ({n} octets)")),
         Some(e) => Err(c.fail(format!("forwarding to the {to}: {e}"), "not forwarded")),
     }
+}
+
+/// The frame sent in this step reaches the other side of the intermediary with its
+/// profile_id, msg_type and payload octets unchanged; the rest of the envelope is the
+/// intermediary's to set. The msg_id it used is kept, so an upstream answer can reuse it.
+pub fn forwarded_payload(
+    conv: &mut Conv<'_>,
+    sent: &[u8],
+    upstream_step: bool,
+    c: &Ctx<'_>,
+) -> Result<String, Box<StepFailure>> {
+    let limits = crate::frames::Limits::unbounded();
+    let Some(want) = sent
+        .get(4..)
+        .and_then(|b| crate::frames::e1::decode(&Bytes::copy_from_slice(b), &limits).ok())
+    else {
+        return Err(StepFailure::new(
+            Verdict::HarnessError,
+            format!(
+                "{}`forwarded_payload` needs a step that sends one frame",
+                c.label
+            ),
+            c.expected,
+            "",
+        ));
+    };
+    let to = if upstream_step { "client" } else { "upstream" };
+    let deadline = conv.step_deadline();
+    let (mut got, short) = conv.read_exact_raw(upstream_step, 4, deadline);
+    if let Some(e) = short {
+        return Err(c.fail(format!("forwarding to the {to}: {e}"), "not forwarded"));
+    }
+    let n = u32::from_be_bytes([got[0], got[1], got[2], got[3]]) as usize;
+    // The intermediary may not announce more than the frame bound the harness reads with.
+    let bound = conv.spec.timing.max_read_bytes.min(u64::from(u32::MAX)) as usize;
+    if n > bound {
+        return Err(c.fail(
+            format!(
+                "the frame reaching the {to} announces {n} octets, above the read bound of {bound}"
+            ),
+            "oversized",
+        ));
+    }
+    if got.len() < 4 + n {
+        let (rest, short) = conv.read_exact_raw(upstream_step, 4 + n - got.len(), deadline);
+        got.extend_from_slice(&rest);
+        if let Some(e) = short {
+            return Err(c.fail(format!("forwarding to the {to}: {e}"), "not forwarded"));
+        }
+    }
+    conv.log(
+        Dir::Received,
+        format!("{to} {}", transcript_hex(&got[..4 + n])),
+    );
+    let env = match crate::frames::e1::decode(&Bytes::copy_from_slice(&got[4..4 + n]), &limits) {
+        Ok(e) => e,
+        Err(e) => {
+            return Err(c.fail(
+                format!("the frame reaching the {to} does not decode: {e}"),
+                "invalid frame",
+            ))
+        }
+    };
+    let mut diffs = Vec::new();
+    if env.profile_id != want.profile_id {
+        diffs.push(format!(
+            "profile_id {} (sent {})",
+            env.profile_id, want.profile_id
+        ));
+    }
+    if env.msg_type != want.msg_type {
+        diffs.push(format!(
+            "msg_type {} (sent {})",
+            env.msg_type, want.msg_type
+        ));
+    }
+    if env.payload != want.payload {
+        let at = env
+            .payload
+            .iter()
+            .zip(want.payload.iter())
+            .position(|(a, b)| a != b)
+            .unwrap_or(env.payload.len().min(want.payload.len()));
+        diffs.push(format!(
+            "payload differs from offset {at} ({} octets arrived, {} sent)",
+            env.payload.len(),
+            want.payload.len()
+        ));
+    }
+    // An answer to the request forwarded upstream must reach the client on the msg_id the
+    // client gave that request (MCP mapping §5), whatever msg_id the relay used upstream.
+    if let Some((client_id, upstream_id)) = &conv.forwarded {
+        if upstream_step && want.msg_id == *upstream_id && env.msg_id != *client_id {
+            diffs.push(format!(
+                "msg_id {} is not the client's request msg_id {}",
+                hex::encode(&env.msg_id),
+                hex::encode(client_id)
+            ));
+        }
+    }
+    if !diffs.is_empty() {
+        return Err(c.fail(
+            format!(
+                "the frame reaching the {to} is altered: {}",
+                diffs.join("; ")
+            ),
+            "altered",
+        ));
+    }
+    if !upstream_step {
+        conv.forwarded = Some((want.msg_id.clone(), env.msg_id.clone()));
+    }
+    Ok(format!(
+        "forwarded to {to}, payload unchanged ({} octets)",
+        env.payload.len()
+    ))
+}
+
+/// The correlation a partial output must carry: the request's `params._meta.progressToken`
+/// when it gave one, else its JSON-RPC `id`. `None` when the request's payload is not JSON.
+fn request_correlation(payload: &[u8]) -> Option<serde_json::Value> {
+    let req: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    req.pointer("/params/_meta/progressToken")
+        .or_else(|| req.get("id"))
+        .cloned()
+}
+
+/// Whether `needle` occurs anywhere in `hay` (as a whole value).
+fn json_holds(hay: &serde_json::Value, needle: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    hay == needle
+        || match hay {
+            Value::Array(a) => a.iter().any(|x| json_holds(x, needle)),
+            Value::Object(m) => m.values().any(|x| json_holds(x, needle)),
+            _ => false,
+        }
+}
+
+/// A streamed answer: frames until the response (msg_type 2) reusing the request's msg_id,
+/// each earlier frame a partial output; then the terminal response's JSON. Each frame gets
+/// its own step deadline, so a long stream is not cut off by a per-step budget.
+pub fn stream(
+    conv: &mut Conv<'_>,
+    st: &crate::catalog::vector::StreamSpec,
+    sent: &super::actions::Sent,
+    c: &Ctx<'_>,
+) -> Result<String, Box<StepFailure>> {
+    const RESPONSE: u64 = 2;
+    const NOTIFICATION: u64 = 3;
+    let step_ms = conv.spec.timing.step_ms;
+    let request = crate::frames::e1::decode(
+        &Bytes::copy_from_slice(sent.octets.get(4..).unwrap_or_default()),
+        &crate::frames::Limits::unbounded(),
+    )
+    .ok();
+    let Some(request) = request else {
+        return Err(StepFailure::new(
+            Verdict::HarnessError,
+            format!(
+                "{}a `stream` expectation needs a step that sends one frame",
+                c.label
+            ),
+            c.expected,
+            "",
+        ));
+    };
+    let correlation = request_correlation(&request.payload);
+    let mut partials = 0u64;
+    let terminal = loop {
+        let deadline = conv.step_deadline();
+        let env = match conv.next(deadline) {
+            Some(Obs::Reply(e)) => e,
+            Some(Obs::Error { frame, .. }) => *frame,
+            Some(other) => {
+                return Err(c.fail(
+                    format!(
+                        "after {partials} partial output(s), expected more output or the terminal response, observed {}",
+                        other.short()
+                    ),
+                    other.short(),
+                ))
+            }
+            None => {
+                return Err(StepFailure::new(
+                    Verdict::Timeout,
+                    format!(
+                        "{}after {partials} partial output(s), nothing for {step_ms} ms and no terminal response",
+                        c.label
+                    ),
+                    c.expected,
+                    "silence",
+                ))
+            }
+        };
+        if env.msg_type == RESPONSE && env.msg_id == request.msg_id {
+            break env;
+        }
+        partials += 1;
+        if st.partials_are_notifications
+            && (env.msg_type != NOTIFICATION || env.profile_id != request.profile_id)
+        {
+            return Err(c.fail(
+                format!(
+                    "partial output {partials} is profile_id={} msg_type={}; expected a notification (msg_type 3) of profile {}",
+                    env.profile_id, env.msg_type, request.profile_id
+                ),
+                "partial not a notification",
+            ));
+        }
+        if st.partials_correlated {
+            let body: Option<serde_json::Value> = serde_json::from_slice(&env.payload).ok();
+            let params = body.as_ref().and_then(|b| b.get("params"));
+            let ok = match (&correlation, params) {
+                (Some(want), Some(p)) => json_holds(p, want),
+                _ => false,
+            };
+            if !ok {
+                return Err(c.fail(
+                    format!(
+                        "partial output {partials} does not carry the request's correlation {} in its params",
+                        correlation.as_ref().map_or("(none in the request)".into(), |v| v.to_string())
+                    ),
+                    "uncorrelated partial",
+                ));
+            }
+        }
+    };
+    if partials < st.min_partials {
+        return Err(c.fail(
+            format!(
+                "the terminal response came after {partials} partial output(s); expected at least {}",
+                st.min_partials
+            ),
+            format!("{partials} partial(s), then the terminal response"),
+        ));
+    }
+    if let Some(want) = &st.terminal_json {
+        match serde_json::from_slice::<serde_json::Value>(&terminal.payload) {
+            Ok(v) if json_contains(&v, want) => {}
+            Ok(v) => {
+                return Err(c.fail(
+                    format!("terminal response {v} does not contain {want}"),
+                    "terminal response",
+                ))
+            }
+            Err(e) => {
+                return Err(c.fail(
+                    format!("terminal response is not JSON: {e}"),
+                    "terminal response",
+                ))
+            }
+        }
+    }
+    Ok(format!(
+        "{partials} partial output(s), then the terminal response"
+    ))
 }

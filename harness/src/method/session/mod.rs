@@ -79,6 +79,11 @@ pub struct Inputs<'p> {
     pub identity: Option<&'p str>,
     /// The manifest's identity probe.
     pub identity_probe: Option<&'p IdentityProbe>,
+    /// How the endpoint shapes P1 payloads.
+    pub p1_form: crate::p1::P1Form,
+    /// The manifest declares no error path for unknown profiles (CORE-049: close), so an
+    /// unknown-profile reject may be a close even where other rejects are error frames.
+    pub unknown_profile_closes: bool,
 }
 
 /// A vector made concrete for the session method: its steps, against the wall clock.
@@ -132,8 +137,9 @@ impl TestMethod for SessionMethod<'_> {
         }
         let want = v.topology.unwrap_or_default();
         if want != spec.topology {
-            return Err(NotApplicable(format!(
-                "needs the {} topology; the sut is set up as {}",
+            // What the SUT is (a relay or an endpoint) is its own, declared choice.
+            return Err(NotApplicable::choice(format!(
+                "written for a SUT in the {} topology; this SUT is declared {}",
                 want.as_str(),
                 spec.topology.as_str()
             )));
@@ -238,6 +244,9 @@ impl TestMethod for SessionMethod<'_> {
             requests: &mut self.requests,
             identity: identity.as_deref(),
             identity_probe: spec.identity_probe.as_ref(),
+            p1_form: self.sut.manifest.p1_payload,
+            unknown_profile_closes: self.sut.manifest.policy.unknown_profile
+                == crate::catalog::vector::UnknownProfile::Close,
         };
         let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
         let transcript = std::mem::take(&mut conv.transcript);

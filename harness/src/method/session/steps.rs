@@ -27,6 +27,19 @@ fn label(n: usize, s: &ConcreteStep) -> String {
     crate::method::codec::step_label(n, s)
 }
 
+/// Whether a step's accepts allow the addressed profile to refuse the frame.
+fn may_refuse(expect: &[Expectation]) -> bool {
+    expect.iter().any(|e| {
+        matches!(
+            e,
+            Expectation::Accept {
+                profile_may_refuse: true,
+                ..
+            }
+        )
+    })
+}
+
 /// Runs the steps; `now_origin` is the wall-clock ms the vector's clocks count from.
 pub fn run_steps(
     conv: &mut Conv<'_>,
@@ -64,10 +77,14 @@ pub fn run_steps(
         }
         let sent = perform(conv, &s.action, s.upstream, inputs, &label, &exp_desc)?;
         if only_accepts {
-            pending.push(Pending {
-                label: label.clone(),
-                ids: sent.ids,
-            });
+            // Only frames sent to the endpoint have accepts to confirm.
+            if sent.to_endpoint {
+                pending.push(Pending {
+                    label: label.clone(),
+                    ids: sent.ids,
+                    profile_may_refuse: may_refuse(&s.expect),
+                });
+            }
             summary_exp.push(exp_desc);
             summary_obs.push("accepted".to_owned());
             if i + 1 == steps.len() {
@@ -85,10 +102,13 @@ pub fn run_steps(
         }
         for exp in &s.expect {
             let seen = match exp {
-                Expectation::Accept { .. } => {
+                Expectation::Accept {
+                    profile_may_refuse, ..
+                } => {
                     pending.push(Pending {
                         label: label.clone(),
                         ids: sent.msg_id.iter().cloned().collect(),
+                        profile_may_refuse: *profile_may_refuse,
                     });
                     Ok("accepted".to_owned())
                 }
@@ -110,24 +130,28 @@ pub fn run_steps(
                 }
                 Expectation::Close => judge::close(conv, &label),
                 Expectation::Silence { ms } => judge::silence(conv, *ms, &c),
-                Expectation::Reply(p) => {
-                    judge::reply(conv, p, sent.msg_id.as_ref(), inputs.identity, &c)
-                }
+                Expectation::Reply(p) => judge::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
                 Expectation::A2aTasks(tasks) => {
                     let deadline = conv.step_deadline();
                     let silence = Duration::from_millis(conv.spec.timing.silence_ms);
-                    super::a2a::tasks(conv, tasks, deadline, silence).map_err(|f| match f {
-                        super::a2a::TasksFailure::Deadline(why, o) => StepFailure::new(
-                            Verdict::Timeout,
-                            format!("{label}{why}"),
-                            &exp_desc,
-                            o,
-                        ),
-                        super::a2a::TasksFailure::Wrong(why, o) => c.fail(why, o),
+                    super::a2a::tasks(conv, tasks, deadline, silence, inputs.p1_form).map_err(|f| {
+                        match f {
+                            super::a2a::TasksFailure::Deadline(why, o) => StepFailure::new(
+                                Verdict::Timeout,
+                                format!("{label}{why}"),
+                                &exp_desc,
+                                o,
+                            ),
+                            super::a2a::TasksFailure::Wrong(why, o) => c.fail(why, o),
+                        }
                     })
                 }
+                Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
                 Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
                 Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),
+                Expectation::ForwardedPayload => {
+                    judge::forwarded_payload(conv, &sent.octets, s.upstream, &c)
+                }
                 Expectation::Nothing => continue,
             };
             obs_desc.push(seen?);

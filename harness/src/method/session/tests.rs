@@ -225,6 +225,8 @@ fn accept() -> Expectation {
     Expectation::Accept {
         fields: Default::default(),
         unknown_flags: None,
+        profile_may_refuse: false,
+        reject_allowed: false,
     }
 }
 
@@ -254,6 +256,8 @@ fn run(
         requests: &mut requests,
         identity: None,
         identity_probe: None,
+        p1_form: Default::default(),
+        unknown_profile_closes: false,
     };
     let r = steps::run_steps(&mut conv, steps, &mut inputs, 0);
     (r, clock.now() - t0)

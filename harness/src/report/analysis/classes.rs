@@ -1,28 +1,33 @@
-//! Conformance class verdicts (the spec kit's `conformance-classes.md`): a class can be
-//! claimed only when every vector of every namespace it requires was run and every one that
-//! applies to the SUT passed. A namespace with no vector in the catalog makes its class
-//! unclaimable, and the report says so rather than claiming on an empty set.
+//! Conformance class verdicts (the spec kit's `conformance-classes.md`, read as in
+//! `docs/spec-issues.md` SI-035): a class passes only when every catalog-required vector of
+//! its namespaces ran and passed (a reject whose code this wire cannot show counts as
+//! passed; a SHOULD-level failure is a warning), or did not apply because of a choice the
+//! spec leaves to the SUT. A required vector left untested (the test method, a missing
+//! manifest section or trigger, a harness bound, or not selected) makes the class
+//! `incomplete`, and an executed vector of its namespaces failing at MUST level makes it
+//! `fail`. Every vector that withholds the claim is named.
 
 use crate::catalog::Catalog;
 use crate::class::Class;
-use crate::model::Verdict;
+use crate::model::{NaCause, VectorResult, Verdict};
 use crate::report::model::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a class stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClassStatus {
-    /// Every required namespace ran completely and every applicable vector passed.
+    /// Every required vector passed or did not apply by the SUT's declared choice.
     Pass,
-    /// Some applicable vector of a required namespace did not pass.
+    /// A vector of a required namespace failed at MUST level (or the SUT said it does not
+    /// support a required one).
     Fail,
-    /// Some required namespace was not run completely (selection, shard, interrupt), or
-    /// none of its vectors applies to this SUT.
+    /// Some required vector was not tested: not selected, interrupted, not runnable by this
+    /// method or manifest, or its result was inconclusive or a harness error. No claim.
     Incomplete,
-    /// Some required namespace has no vector in the catalog: nobody can claim it yet.
+    /// Some required vector does not exist yet in the catalog: nobody can claim it.
     Unclaimable,
 }
 
@@ -51,6 +56,46 @@ pub struct NamespaceStatus {
     pub passed: usize,
     /// Selected but not applicable to this SUT.
     pub not_applicable: usize,
+    /// Catalog-required vectors of this namespace (`vectors/catalog-index.yaml`).
+    #[serde(default)]
+    pub required: usize,
+    /// Of those, settled for the claim: passed, code not observable, SHOULD-level warning,
+    /// or not applicable by the SUT's choice.
+    #[serde(default)]
+    pub required_settled: usize,
+}
+
+/// A vector that withholds a class, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct Withheld {
+    /// Vector id.
+    pub vector_id: String,
+    /// `fail` (it failed) or `untested` (it leaves the class incomplete).
+    pub kind: WithheldKind,
+    /// Why it withholds the claim, in a few words.
+    pub why: String,
+}
+
+/// Whether a withholding vector failed or was not tested.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WithheldKind {
+    /// It failed at MUST level, or the SUT does not support it.
+    Fail,
+    /// It was not tested, or its result decides nothing.
+    Untested,
+}
+
+impl WithheldKind {
+    /// Kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WithheldKind::Fail => "fail",
+            WithheldKind::Untested => "untested",
+        }
+    }
 }
 
 /// One class's verdict.
@@ -66,6 +111,92 @@ pub struct ClassVerdict {
     pub reason: String,
     /// The namespaces it requires.
     pub namespaces: Vec<NamespaceStatus>,
+    /// Every vector that withholds the claim, in id order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<Withheld>,
+    /// Vectors that failed only at SHOULD level: reported, not withholding.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Required rejects that were observed but whose code this wire cannot show.
+    #[serde(default)]
+    pub codes_not_observed: usize,
+    /// The claim line, when the class passed: `SWP Cx`, the SUT, the Core protocol
+    /// version and the version of every specification the class covers, the vector set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+}
+
+/// The claim line of a passing class (`conformance-classes.md` §Claim format: the class,
+/// then version references for Core, bindings and profiles).
+pub fn claim_line(cat: &Catalog, rep: &Report, v: &ClassVerdict) -> String {
+    let specs: Vec<String> = v
+        .class
+        .documents()
+        .iter()
+        .map(|(what, doc)| {
+            let ver = cat
+                .requirements
+                .versions
+                .get(*doc)
+                .map_or("version not stated", String::as_str);
+            if *what == "Core" {
+                format!(
+                    "Core v{} ({doc} {ver})",
+                    crate::frames::limits::CORE_VERSION
+                )
+            } else {
+                format!("{what} ({doc} {ver})")
+            }
+        })
+        .collect();
+    let mut line = format!(
+        "SWP {} — {} {}; {}; vector set sha256:{}; verified by {}",
+        v.class,
+        rep.sut.name,
+        rep.sut.version,
+        specs.join(", "),
+        rep.digests
+            .as_ref()
+            .map_or("unknown", |d| d.vector_set_sha256.as_str()),
+        rep.harness
+    );
+    if v.codes_not_observed > 0 {
+        line.push_str(&format!(
+            "; {} reject code(s) not observable on this SUT's wire",
+            v.codes_not_observed
+        ));
+    }
+    line
+}
+
+/// How one required vector's result bears on a claim.
+enum Bearing {
+    Settled,
+    Warning,
+    CodeUnobserved,
+    Incomplete(String),
+    Fail(String),
+}
+
+fn bearing(r: &VectorResult) -> Bearing {
+    match r.verdict {
+        Verdict::Pass => Bearing::Settled,
+        Verdict::RejectCodeNotObservable => Bearing::CodeUnobserved,
+        Verdict::NotApplicable => match r.na_cause {
+            Some(NaCause::SutChoice) => Bearing::Settled,
+            _ => Bearing::Incomplete(format!(
+                "not tested: {}",
+                r.detail.as_deref().unwrap_or("not applicable")
+            )),
+        },
+        Verdict::Fail | Verdict::Timeout | Verdict::Crash if !r.absolute => Bearing::Warning,
+        Verdict::Fail | Verdict::Timeout | Verdict::Crash => {
+            Bearing::Fail(format!("{} at MUST level", r.verdict.as_str()))
+        }
+        Verdict::Unsupported => Bearing::Fail("the SUT does not support it".into()),
+        Verdict::Inconclusive => Bearing::Incomplete("inconclusive on this wire".into()),
+        Verdict::HarnessError => Bearing::Incomplete("harness error".into()),
+    }
 }
 
 /// A verdict for every class.
@@ -74,107 +205,192 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<ClassVerdict> {
     for lv in &cat.vectors {
         *in_catalog.entry(lv.vector.namespace.as_str()).or_default() += 1;
     }
-    let mut ran: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for r in &rep.results {
-        let e = ran.entry(r.namespace.as_str()).or_default();
-        e.0 += 1;
-        if r.verdict == Verdict::Pass {
-            e.1 += 1;
-        }
-    }
-    let mut na: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in &rep.not_applicable {
-        *na.entry(s.namespace.as_str()).or_default() += 1;
-    }
+    let all = rep.all_results();
+    let by_id: BTreeMap<&str, &VectorResult> =
+        all.iter().map(|r| (r.vector_id.as_str(), r)).collect();
+    let required: BTreeSet<&str> = cat
+        .index
+        .catalog
+        .iter()
+        .filter(|e| e.excluded.is_none())
+        .map(|e| e.id.as_str())
+        .collect();
     Class::ALL
         .into_iter()
         .map(|class| {
-            let namespaces: Vec<NamespaceStatus> = class
-                .namespaces()
-                .iter()
-                .map(|ns| {
-                    let (executed, passed) = ran.get(ns).copied().unwrap_or_default();
-                    NamespaceStatus {
-                        namespace: (*ns).to_owned(),
-                        in_catalog: in_catalog.get(ns).copied().unwrap_or(0),
-                        executed,
-                        passed,
-                        not_applicable: na.get(ns).copied().unwrap_or(0),
-                    }
-                })
-                .collect();
-            let (status, reason) = judge(&namespaces, rep.run.interrupted);
-            ClassVerdict {
+            let mut v = ClassVerdict {
                 class,
                 title: class.title().to_owned(),
-                status,
-                reason,
-                namespaces,
+                status: ClassStatus::Pass,
+                reason: String::new(),
+                namespaces: Vec::new(),
+                withheld: Vec::new(),
+                warnings: Vec::new(),
+                codes_not_observed: 0,
+                claim: None,
+            };
+            let (mut fails, mut gaps, mut pending) = (0, 0, Vec::new());
+            for ns in class.namespaces() {
+                let mut st = NamespaceStatus {
+                    namespace: (*ns).to_owned(),
+                    in_catalog: in_catalog.get(ns).copied().unwrap_or(0),
+                    executed: 0,
+                    passed: 0,
+                    not_applicable: 0,
+                    required: 0,
+                    required_settled: 0,
+                };
+                for r in all.iter().filter(|r| r.namespace == *ns) {
+                    if r.verdict == Verdict::NotApplicable {
+                        st.not_applicable += 1;
+                    } else {
+                        st.executed += 1;
+                        st.passed += usize::from(r.verdict == Verdict::Pass);
+                    }
+                    // An extra vector (not catalog-required) counts only when it fails at
+                    // MUST level: the claim says the SUT breaks no rule we test.
+                    if !required.contains(r.vector_id.as_str()) {
+                        if let Bearing::Fail(why) = bearing(r) {
+                            fails += 1;
+                            v.withheld.push(Withheld {
+                                vector_id: r.vector_id.clone(),
+                                kind: WithheldKind::Fail,
+                                why,
+                            });
+                        }
+                    }
+                }
+                let prefix = format!("{ns}_");
+                for id in required.iter().filter(|id| id.starts_with(&prefix)) {
+                    st.required += 1;
+                    if cat.index.catalog.iter().any(|e| e.id == *id && e.pending.is_some()) {
+                        pending.push((*id).to_owned());
+                        continue;
+                    }
+                    let Some(r) = by_id.get(id) else {
+                        gaps += 1;
+                        v.withheld.push(Withheld {
+                            vector_id: (*id).to_owned(),
+                            kind: WithheldKind::Untested,
+                            why: "not run (not selected, another shard, or interrupted)".into(),
+                        });
+                        continue;
+                    };
+                    match bearing(r) {
+                        Bearing::Settled => st.required_settled += 1,
+                        Bearing::CodeUnobserved => {
+                            st.required_settled += 1;
+                            v.codes_not_observed += 1;
+                        }
+                        Bearing::Warning => {
+                            st.required_settled += 1;
+                            v.warnings.push((*id).to_owned());
+                        }
+                        Bearing::Incomplete(why) => {
+                            gaps += 1;
+                            v.withheld.push(Withheld {
+                                vector_id: (*id).to_owned(),
+                                kind: WithheldKind::Untested,
+                                why,
+                            });
+                        }
+                        Bearing::Fail(why) => {
+                            fails += 1;
+                            v.withheld.push(Withheld {
+                                vector_id: (*id).to_owned(),
+                                kind: WithheldKind::Fail,
+                                why,
+                            });
+                        }
+                    }
+                }
+                v.namespaces.push(st);
             }
+            v.withheld.sort();
+            v.withheld.dedup();
+            v.warnings.sort();
+            let empty: Vec<&str> = v
+                .namespaces
+                .iter()
+                .filter(|n| n.in_catalog == 0 || n.required == 0)
+                .map(|n| n.namespace.as_str())
+                .collect();
+            let idle: Vec<&str> = v
+                .namespaces
+                .iter()
+                .filter(|n| n.executed == 0)
+                .map(|n| n.namespace.as_str())
+                .collect();
+            let listed = |xs: &[&str]| {
+                xs.iter()
+                    .map(|n| format!("{n}_*"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            (v.status, v.reason) = if !empty.is_empty() || !pending.is_empty() {
+                let mut why = Vec::new();
+                if !empty.is_empty() {
+                    why.push(format!("no vectors in the catalog yet for {}", listed(&empty)));
+                }
+                if !pending.is_empty() {
+                    let shown: Vec<&str> = pending.iter().take(3).map(String::as_str).collect();
+                    why.push(format!(
+                        "{} required vector(s) not built yet ({}{})",
+                        pending.len(),
+                        shown.join(", "),
+                        if pending.len() > shown.len() { ", …" } else { "" }
+                    ));
+                }
+                (ClassStatus::Unclaimable, why.join("; "))
+            } else if fails > 0 {
+                (
+                    ClassStatus::Fail,
+                    format!(
+                        "{fails} vector(s) failed at MUST level: {}",
+                        names(&v.withheld, WithheldKind::Fail)
+                    ),
+                )
+            } else if gaps > 0 || rep.run.interrupted {
+                let mut why = format!(
+                    "{gaps} required vector(s) untested: {}",
+                    names(&v.withheld, WithheldKind::Untested)
+                );
+                if rep.run.interrupted {
+                    why.push_str(" (the run was interrupted)");
+                }
+                (ClassStatus::Incomplete, why)
+            } else if !idle.is_empty() {
+                (
+                    ClassStatus::Incomplete,
+                    format!("no vector of {} ran against this SUT", listed(&idle)),
+                )
+            } else {
+                let req: usize = v.namespaces.iter().map(|n| n.required).sum();
+                let mut why = format!("all {req} required vectors passed or do not apply by the SUT's declared choices");
+                if v.codes_not_observed > 0 {
+                    why.push_str(&format!(
+                        "; {} reject code(s) not observable on this wire",
+                        v.codes_not_observed
+                    ));
+                }
+                if !v.warnings.is_empty() {
+                    why.push_str(&format!("; {} SHOULD-level warning(s)", v.warnings.len()));
+                }
+                (ClassStatus::Pass, why)
+            };
+            v
         })
         .collect()
 }
 
-fn list(v: &[&NamespaceStatus], f: impl Fn(&NamespaceStatus) -> String) -> String {
-    v.iter().map(|n| f(n)).collect::<Vec<_>>().join(", ")
-}
-
-fn judge(ns: &[NamespaceStatus], interrupted: bool) -> (ClassStatus, String) {
-    let empty: Vec<_> = ns.iter().filter(|n| n.in_catalog == 0).collect();
-    if !empty.is_empty() {
-        return (
-            ClassStatus::Unclaimable,
-            format!(
-                "no vectors in the catalog yet for {}",
-                list(&empty, |n| format!("{}_*", n.namespace))
-            ),
-        );
+/// The first few withholding vector ids of one kind, then a count of the rest (the report
+/// lists all of them).
+fn names(w: &[Withheld], kind: WithheldKind) -> String {
+    const SHOWN: usize = 8;
+    let of: Vec<&Withheld> = w.iter().filter(|x| x.kind == kind).collect();
+    let mut s: Vec<String> = of.iter().take(SHOWN).map(|x| x.vector_id.clone()).collect();
+    if of.len() > SHOWN {
+        s.push(format!("and {} more", of.len() - SHOWN));
     }
-    let failing: Vec<_> = ns.iter().filter(|n| n.passed < n.executed).collect();
-    if !failing.is_empty() {
-        return (
-            ClassStatus::Fail,
-            format!(
-                "not every applicable vector passed: {}",
-                list(&failing, |n| format!(
-                    "{} {}/{}",
-                    n.namespace, n.passed, n.executed
-                ))
-            ),
-        );
-    }
-    let partial: Vec<_> = ns
-        .iter()
-        .filter(|n| n.executed + n.not_applicable < n.in_catalog)
-        .collect();
-    if !partial.is_empty() || interrupted {
-        return (
-            ClassStatus::Incomplete,
-            format!(
-                "not every vector was run: {}",
-                list(&partial, |n| format!(
-                    "{} {}/{}",
-                    n.namespace,
-                    n.executed + n.not_applicable,
-                    n.in_catalog
-                ))
-            ),
-        );
-    }
-    let none: Vec<_> = ns.iter().filter(|n| n.executed == 0).collect();
-    if !none.is_empty() {
-        return (
-            ClassStatus::Incomplete,
-            format!(
-                "no vector applies to this SUT in {}",
-                list(&none, |n| format!("{}_*", n.namespace))
-            ),
-        );
-    }
-    let total: usize = ns.iter().map(|n| n.executed).sum();
-    let na: usize = ns.iter().map(|n| n.not_applicable).sum();
-    (
-        ClassStatus::Pass,
-        format!("{total}/{total} applicable vectors passed ({na} not applicable)"),
-    )
+    s.join(", ")
 }

@@ -65,5 +65,11 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
         sum.failed,
         if sum.passed_run { "" } else { "  (run FAILED)" }
     );
+    for u in &sum.untested {
+        let _ = writeln!(s, "untested: {u}");
+    }
+    for c in &sum.classes {
+        let _ = writeln!(s, "class {c}");
+    }
     s
 }

@@ -165,6 +165,16 @@ pub fn render(rep: &Report) -> String {
         sum.verdict(),
         esc(&sum.claim)
     );
+    if !sum.untested.is_empty() {
+        s.push_str("<div id=\"untested\"><p><b>Required vectors not tested</b> (no class that needs them can be claimed):</p>\n<ul>\n");
+        for u in &sum.untested {
+            let _ = writeln!(s, "<li>{}</li>", esc(u));
+        }
+        s.push_str("</ul></div>\n");
+    }
+    for line in &sum.classes {
+        let _ = writeln!(s, "<p class=\"muted class-line\">{}</p>", esc(line));
+    }
     classes(&mut s, rep);
     counts(&mut s, rep);
     filters(&mut s, rep);

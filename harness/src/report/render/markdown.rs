@@ -54,6 +54,16 @@ pub fn render(rep: &Report) -> String {
         );
     }
     s.push('\n');
+    if !sum.untested.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Required vectors not tested** (no class that needs them can be claimed):\n"
+        );
+        for u in &sum.untested {
+            let _ = writeln!(s, "- {}", cell(u));
+        }
+        s.push('\n');
+    }
     if !rep.classes.is_empty() {
         let _ = writeln!(s, "## Conformance classes\n");
         let _ = writeln!(s, "| class | | status | why |");
@@ -75,6 +85,34 @@ pub fn render(rep: &Report) -> String {
             );
         }
         s.push('\n');
+        for c in &rep.classes {
+            if let Some(line) = &c.claim {
+                let _ = writeln!(s, "Claim: `{}`\n", cell(line));
+            }
+        }
+        for c in rep
+            .classes
+            .iter()
+            .filter(|c| c.status != ClassStatus::Unclaimable && !c.withheld.is_empty())
+        {
+            let _ = writeln!(
+                s,
+                "<details><summary>{} {}: withheld by {} vector(s)</summary>\n",
+                c.class,
+                c.status.as_str(),
+                c.withheld.len()
+            );
+            for w in &c.withheld {
+                let _ = writeln!(
+                    s,
+                    "- `{}` ({}): {}",
+                    w.vector_id,
+                    w.kind.as_str(),
+                    cell(&w.why)
+                );
+            }
+            let _ = writeln!(s, "\n</details>\n");
+        }
     }
     let _ = writeln!(s, "## Vectors\n");
     let _ = writeln!(

@@ -33,6 +33,63 @@ pub struct Summary<'r> {
     pub failed: usize,
     /// `N verdict` for every verdict seen, in verdict order.
     pub counts: String,
+    /// One line per required namespace whose catalog-required vectors were not all tested:
+    /// a codec-only run, say, leaves most of `s1_*` untested, and says so here.
+    pub untested: Vec<String>,
+    /// One line per class that can be claimed at all: the claim line when it passed, else
+    /// its status and the vectors withholding it.
+    pub classes: Vec<String>,
+}
+
+/// Per required namespace, the untested required vectors, from the class verdicts.
+fn untested(rep: &Report) -> Vec<String> {
+    use crate::report::analysis::classes::WithheldKind;
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut required: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut gaps: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for c in &rep.classes {
+        for n in &c.namespaces {
+            required.insert(n.namespace.as_str(), n.required);
+        }
+        for w in c
+            .withheld
+            .iter()
+            .filter(|w| w.kind == WithheldKind::Untested)
+        {
+            let ns = w.vector_id.split('_').next().unwrap_or("");
+            gaps.entry(ns).or_default().insert(w.vector_id.as_str());
+        }
+    }
+    gaps.iter()
+        .map(|(ns, ids)| {
+            let shown: Vec<&str> = ids.iter().take(6).copied().collect();
+            let more = ids.len().saturating_sub(shown.len());
+            format!(
+                "{ns}_*: {} of {} required vectors untested ({}{})",
+                ids.len(),
+                required.get(ns).copied().unwrap_or(0),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect()
+}
+
+/// The class lines of the summary.
+fn class_lines(rep: &Report) -> Vec<String> {
+    use crate::report::analysis::classes::ClassStatus;
+    rep.classes
+        .iter()
+        .filter(|c| c.status != ClassStatus::Unclaimable)
+        .map(|c| match &c.claim {
+            Some(line) => line.clone(),
+            None => format!("{} {}: {}", c.class, c.status.as_str(), c.reason),
+        })
+        .collect()
 }
 
 impl<'r> Summary<'r> {
@@ -68,6 +125,8 @@ impl<'r> Summary<'r> {
                 .map(|(k, v)| format!("{v} {k}"))
                 .collect::<Vec<_>>()
                 .join(", "),
+            untested: untested(rep),
+            classes: class_lines(rep),
         }
     }
 

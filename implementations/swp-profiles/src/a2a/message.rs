@@ -73,6 +73,53 @@ fn need(ok: bool, message: &'static str, field: &'static str) -> Result<(), A2aE
     }
 }
 
+/// Decodes and checks one A2A payload in `form`: the bare message of the msg_type, or the
+/// annex's `Payload` wrapper, which must carry the member the msg_type names (a wrapper
+/// carrying another member, or none, is malformed).
+pub fn decode_form(
+    form: crate::p1::P1Form,
+    msg_type: u64,
+    payload: &[u8],
+) -> Result<A2aMessage, A2aError> {
+    use crate::p1::pb::a2a::{payload::Body, Payload};
+    if form == crate::p1::P1Form::Message || !(MSG_HANDSHAKE..=MSG_RESULT).contains(&msg_type) {
+        return decode(msg_type, payload);
+    }
+    let w: Payload = parse("Payload", payload)?;
+    let (carried, bare) = match w.body {
+        Some(Body::Handshake(m)) => (MSG_HANDSHAKE, m.encode_to_vec()),
+        Some(Body::Task(m)) => (MSG_TASK, m.encode_to_vec()),
+        Some(Body::Event(m)) => (MSG_EVENT, m.encode_to_vec()),
+        Some(Body::Result(m)) => (MSG_RESULT, m.encode_to_vec()),
+        None => {
+            return Err(A2aError::Malformed {
+                message: "Payload",
+                detail: "the wrapper carries no message".into(),
+            })
+        }
+    };
+    if carried != msg_type {
+        return Err(A2aError::Malformed {
+            message: "Payload",
+            detail: format!(
+                "the wrapper carries member {carried} in a frame of msg_type {msg_type}"
+            ),
+        });
+    }
+    decode(msg_type, &bare)
+}
+
+/// Encodes an A2A message in `form`.
+pub fn encode_form(form: crate::p1::P1Form, m: &A2aMessage) -> Vec<u8> {
+    let msg_type = match m {
+        A2aMessage::Handshake(_) => MSG_HANDSHAKE,
+        A2aMessage::Task(_) => MSG_TASK,
+        A2aMessage::Event(_) => MSG_EVENT,
+        A2aMessage::Result(_) => MSG_RESULT,
+    };
+    form.frame(msg_type, encode(m))
+}
+
 /// Decodes and checks one A2A payload.
 pub fn decode(msg_type: u64, payload: &[u8]) -> Result<A2aMessage, A2aError> {
     match msg_type {

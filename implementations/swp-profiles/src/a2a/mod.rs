@@ -5,7 +5,7 @@ pub mod lifecycle;
 pub mod message;
 
 pub use lifecycle::{Lifecycle, LifecycleError, Seen};
-pub use message::{decode, A2aError, A2aMessage};
+pub use message::{decode, decode_form, encode_form, A2aError, A2aMessage};
 
 /// The profile id of A2A.
 pub const PROFILE_ID: u64 = 2;

@@ -20,6 +20,7 @@ use super::reply::Reject;
 use bytes::Bytes;
 use swp_profiles::a2a::{self, A2aMessage, Lifecycle, Seen};
 use swp_profiles::p1::pb::a2a::{Event, Handshake, Result as A2aResult, Task};
+use swp_profiles::p1::P1Form;
 
 /// The agent id the reference advertises.
 pub const AGENT_ID: &str = "swp-ref";
@@ -43,10 +44,7 @@ pub enum Action {
 #[derive(Debug, Default)]
 pub struct Agent {
     lifecycle: Lifecycle,
-}
-
-fn encode(m: &A2aMessage) -> Vec<u8> {
-    a2a::message::encode(m)
+    form: P1Form,
 }
 
 fn failure(task_id: &Bytes, why: String) -> A2aResult {
@@ -112,10 +110,20 @@ fn run(t: &Task) -> (Vec<Event>, A2aResult) {
 }
 
 impl Agent {
+    /// An agent reading and writing P1 payloads in `form`.
+    pub fn new(form: P1Form) -> Self {
+        Agent {
+            lifecycle: Lifecycle::default(),
+            form,
+        }
+    }
+
     /// Handles one accepted A2A envelope from the peer `identity` (the lifecycle scope).
     pub fn handle(&mut self, msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
         let scope = identity.unwrap_or_default();
-        let msg = match a2a::decode(msg_type, payload) {
+        let form = self.form;
+        let encode = |m: &A2aMessage| a2a::encode_form(form, m);
+        let msg = match a2a::decode_form(form, msg_type, payload) {
             Ok(m) => m,
             Err(e) => return Action::Reject(Reject::profile(e.code(), e.to_string())),
         };

@@ -40,6 +40,9 @@ pub struct Config {
     /// Cap on the octets (msg_ids and payloads) of those delayed responses; a delay that
     /// would go over it is refused the same way.
     pub max_pending_bytes: usize,
+    /// The shape of P1 payloads (A2A) read and written: the bare message or the annex's
+    /// `Payload` wrapper. The spec allows both; the endpoint speaks the one it is given.
+    pub p1_form: swp_profiles::p1::P1Form,
 }
 
 impl Default for Config {
@@ -49,6 +52,7 @@ impl Default for Config {
             policy: Policy::default(),
             max_pending: DEFAULT_MAX_PENDING,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
+            p1_form: swp_profiles::p1::P1Form::Message,
         }
     }
 }
@@ -176,7 +180,7 @@ impl Connection {
             pending_bytes: 0,
             progress: FrameProgress::default(),
             in_flight: InFlight::default(),
-            agent: Agent::default(),
+            agent: Agent::new(config.p1_form),
             seq: 0,
             generated_ids: 0,
         }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 use swp_core::{Limits, Policy, RateLimit, UnknownProfilePolicy};
+use swp_profiles::p1::P1Form;
 
 /// `swp-ref serve` arguments.
 #[derive(Debug, Clone, clap::Args)]
@@ -61,6 +62,10 @@ pub struct ServeArgs {
     /// What to do with a frame for an unknown profile.
     #[arg(long, value_enum, default_value_t = UnknownProfileArg::ErrorReply)]
     pub unknown_profile: UnknownProfileArg,
+    /// The shape of P1 payloads (A2A) read and written: the bare message of the msg_type,
+    /// or the profile annex's `Payload` wrapper (the spec allows both).
+    #[arg(long, value_enum, default_value_t = P1PayloadArg::Message)]
+    pub p1_payload: P1PayloadArg,
     /// After each read, keep polling a connection for this many microseconds before
     /// sleeping (cooperatively: other connections and threads still run). Cuts round-trip
     /// latency where waking an idle CPU is slow, e.g. on VMs; 0 disables it.
@@ -85,6 +90,15 @@ pub enum UnknownProfileArg {
     ErrorReply,
     /// Close the connection without a reply.
     Close,
+}
+
+/// `--p1-payload`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum P1PayloadArg {
+    /// The bare message of the msg_type.
+    Message,
+    /// The annex's `Payload` wrapper with the message's member set.
+    Wrapper,
 }
 
 /// `--rate-limit FRAMES/WINDOW_MS`.
@@ -179,6 +193,10 @@ impl ServeArgs {
                 policy,
                 max_pending: DEFAULT_MAX_PENDING,
                 max_pending_bytes: server_limits.conn_memory,
+                p1_form: match self.p1_payload {
+                    P1PayloadArg::Message => P1Form::Message,
+                    P1PayloadArg::Wrapper => P1Form::Wrapper,
+                },
             },
             busy_poll: Duration::from_micros(self.busy_poll_us),
             limits: server_limits,

@@ -27,11 +27,18 @@ pub enum ConfigError {
 #[derive(Default)]
 struct ProfileCheck {
     a2a: Option<swp_profiles::a2a::Lifecycle>,
+    form: swp_profiles::p1::P1Form,
 }
 
 impl ProfileCheck {
-    fn new(profiles: &[u64]) -> Result<Self, ConfigError> {
-        let mut c = ProfileCheck::default();
+    fn new(profiles: &[u64], form: swp_testee_proto::P1PayloadForm) -> Result<Self, ConfigError> {
+        let mut c = ProfileCheck {
+            form: match form {
+                swp_testee_proto::P1PayloadForm::Message => swp_profiles::p1::P1Form::Message,
+                swp_testee_proto::P1PayloadForm::Wrapper => swp_profiles::p1::P1Form::Wrapper,
+            },
+            ..ProfileCheck::default()
+        };
         for &p in profiles {
             if p != swp_profiles::a2a::PROFILE_ID {
                 return Err(ConfigError::Validate(p));
@@ -48,7 +55,7 @@ impl ProfileCheck {
             .a2a
             .as_mut()
             .filter(|_| e.profile_id == a2a::PROFILE_ID)?;
-        let step = match a2a::decode(e.msg_type, &e.payload) {
+        let step = match a2a::decode_form(self.form, e.msg_type, &e.payload) {
             Err(err) => return Some((err.code(), err.to_string())),
             Ok(A2aMessage::Handshake(_)) => return None,
             Ok(A2aMessage::Task(t)) => l.task("", &t),
@@ -140,7 +147,7 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
     let (limits, policy) = receiver_config(&req.config)?;
     let known = &req.config.known_profiles;
     let mut rx = Receiver::new(limits, policy);
-    let mut profiles = ProfileCheck::new(&req.config.validate_profiles)?;
+    let mut profiles = ProfileCheck::new(&req.config.validate_profiles, req.config.p1_payload)?;
     let mut reply = DecodeReply {
         chunks: Vec::with_capacity(req.chunks.len()),
         end: Vec::new(),

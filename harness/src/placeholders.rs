@@ -1,0 +1,255 @@
+//! `${NAME}` placeholders in the JSON a vector sends or expects, filled from the manifest's
+//! top-level `params`: what this SUT calls the things a portable vector needs (a method
+//! that fails internally, one that streams). A vector naming a parameter the manifest does
+//! not give is not applicable, so no vector depends on the reference's own methods.
+
+use crate::catalog::vector::{Data, Expect, FieldsSpec, FrameSpec, Part, Send, Vector};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Names filled at run time by the judge, never by the manifest.
+pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
+
+/// Triggers of optional features: a manifest without one declares that the SUT lacks the
+/// feature, which the spec allows (MCP mapping §7: "if incremental output is supported").
+pub const FEATURE_PARAMS: &[&str] = &["STREAM_METHOD", "STREAM_PARAMS", "STREAM_FAIL_PARAMS"];
+
+/// The manifest's values.
+pub type Params = BTreeMap<String, Value>;
+
+/// Why a vector's placeholders cannot be filled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FillError {
+    /// The manifest gives no value for these names.
+    #[error("the manifest declares no params {}", .0.iter().cloned().collect::<Vec<_>>().join(", "))]
+    Missing(BTreeSet<String>),
+    /// A structured value (object, array) used inside a longer string.
+    #[error("the manifest's params {0} is {1}; the vector uses it inside a string, where only a string, number or boolean fits")]
+    NotScalar(String, &'static str),
+}
+
+/// The vector with every manifest placeholder filled; borrowed when it has none.
+pub fn fill<'v>(v: &'v Vector, params: &Params) -> Result<Cow<'v, Vector>, FillError> {
+    // Vectors are small; one owned copy serves both the scan and the filling.
+    let mut out = v.clone();
+    let mut used = BTreeSet::new();
+    visit_mut(&mut out, &mut |j| names(j, &mut used));
+    used.retain(|n| !RUNTIME.contains(&n.as_str()));
+    if used.is_empty() {
+        return Ok(Cow::Borrowed(v));
+    }
+    let missing: BTreeSet<String> = used
+        .iter()
+        .filter(|n| !params.contains_key(*n))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        return Err(FillError::Missing(missing));
+    }
+    let mut err = None;
+    visit_mut(&mut out, &mut |j| {
+        if err.is_none() {
+            if let Err(e) = substitute(j, params) {
+                err = Some(e);
+            }
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(Cow::Owned(out)),
+    }
+}
+
+/// Every `${NAME}` in the strings of `j`.
+fn names(j: &Value, out: &mut BTreeSet<String>) {
+    match j {
+        Value::String(s) => {
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find("${") {
+                let tail = &rest[i + 2..];
+                let Some(end) = tail.find('}') else { break };
+                let name = &tail[..end];
+                if is_name(name) {
+                    out.insert(name.to_owned());
+                }
+                rest = &tail[end..];
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| names(x, out)),
+        Value::Object(m) => m.values().for_each(|x| names(x, out)),
+        _ => {}
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Fills `j` in place: a string that is exactly `${NAME}` becomes the value (any JSON
+/// type); a placeholder inside a longer string takes the value's text.
+fn substitute(j: &mut Value, params: &Params) -> Result<(), FillError> {
+    match j {
+        Value::String(s) => {
+            if let Some(name) = s.strip_prefix("${").and_then(|t| t.strip_suffix('}')) {
+                if let Some(v) = params.get(name).filter(|_| is_name(name)) {
+                    *j = v.clone();
+                    return Ok(());
+                }
+            }
+            let mut text = s.clone();
+            for (k, v) in params {
+                let pat = format!("${{{k}}}");
+                if !text.contains(&pat) {
+                    continue;
+                }
+                let with = match v {
+                    Value::String(x) => x.clone(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Null => return Err(FillError::NotScalar(k.clone(), "null")),
+                    Value::Array(_) => return Err(FillError::NotScalar(k.clone(), "an array")),
+                    Value::Object(_) => return Err(FillError::NotScalar(k.clone(), "an object")),
+                };
+                text = text.replace(&pat, &with);
+            }
+            *s = text;
+            Ok(())
+        }
+        Value::Array(a) => a.iter_mut().try_for_each(|x| substitute(x, params)),
+        Value::Object(m) => m.values_mut().try_for_each(|x| substitute(x, params)),
+        _ => Ok(()),
+    }
+}
+
+/// Calls `f` on every JSON value a vector sends or expects on the SWP wire.
+fn visit_mut(v: &mut Vector, f: &mut dyn FnMut(&mut Value)) {
+    for s in &mut v.steps {
+        if let Some(send) = &mut s.send {
+            send_json(send, f);
+        }
+        let list: &mut [Expect] = match &mut s.expect {
+            crate::catalog::vector::Expectations::Many(v) => v,
+            crate::catalog::vector::Expectations::One(e) => std::slice::from_mut(e.as_mut()),
+        };
+        for e in list {
+            match e {
+                Expect::Reply(r) => {
+                    if let Some(j) = &mut r.payload_json {
+                        f(j);
+                    }
+                    if let Some(d) = &mut r.payload {
+                        data_json(d, f);
+                    }
+                }
+                Expect::Stream(st) => {
+                    if let Some(j) = &mut st.terminal_json {
+                        f(j);
+                    }
+                }
+                Expect::Accept(a) => {
+                    if let Some(fs) = &mut a.fields {
+                        fields_json(fs, f);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn send_json(s: &mut Send, f: &mut dyn FnMut(&mut Value)) {
+    if let Some(fr) = &mut s.frame {
+        frame_json(fr, f);
+    }
+    if let Some(parts) = &mut s.raw {
+        parts_json(parts, f);
+    }
+    if let Some(d) = &mut s.slow_request {
+        data_json(d, f);
+    }
+}
+
+fn parts_json(ps: &mut [Part], f: &mut dyn FnMut(&mut Value)) {
+    for p in ps {
+        match p {
+            Part::Frame(fr) | Part::Body(fr) => frame_json(fr, f),
+            Part::Prefixed(inner) => parts_json(inner, f),
+            _ => {}
+        }
+    }
+}
+
+fn frame_json(fr: &mut FrameSpec, f: &mut dyn FnMut(&mut Value)) {
+    for d in [&mut fr.msg_id, &mut fr.payload].into_iter().flatten() {
+        data_json(d, f);
+    }
+    for x in &mut fr.extensions {
+        data_json(&mut x.value, f);
+    }
+}
+
+fn fields_json(fs: &mut FieldsSpec, f: &mut dyn FnMut(&mut Value)) {
+    for d in [&mut fs.msg_id, &mut fs.payload].into_iter().flatten() {
+        data_json(d, f);
+    }
+    if let Some(exts) = &mut fs.extensions {
+        for x in exts {
+            data_json(&mut x.value, f);
+        }
+    }
+}
+
+fn data_json(d: &mut Data, f: &mut dyn FnMut(&mut Value)) {
+    if let Data::Json(j) = d {
+        f(j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params() -> Params {
+        let mut p = Params::new();
+        p.insert("M".into(), json!("tools/fail"));
+        p.insert("ARGS".into(), json!({"count": 3}));
+        p
+    }
+
+    #[test]
+    fn whole_string_takes_any_json_and_inner_takes_text() {
+        let mut j = json!({"method": "${M}", "params": "${ARGS}", "note": "x ${M} y"});
+        substitute(&mut j, &params()).unwrap();
+        assert_eq!(
+            j,
+            json!({"method": "tools/fail", "params": {"count": 3}, "note": "x tools/fail y"})
+        );
+    }
+
+    #[test]
+    fn a_structured_value_inside_a_string_is_refused() {
+        let mut j = json!("a ${ARGS}");
+        assert_eq!(
+            substitute(&mut j, &params()),
+            Err(FillError::NotScalar("ARGS".into(), "an object"))
+        );
+    }
+
+    #[test]
+    fn names_are_found_and_runtime_ones_are_not_required() {
+        let mut out = BTreeSet::new();
+        names(
+            &json!(["${A_1}", {"k": "p${B}q"}, "${lower}", "${CLIENT_IDENTITY}"]),
+            &mut out,
+        );
+        let want: BTreeSet<String> = ["A_1", "B", "CLIENT_IDENTITY"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(out, want);
+    }
+}

@@ -86,7 +86,7 @@ impl Admit<'_> {
                 .methods
                 .contains(&Method::Translate)
                 .then(|| "a translate vector".to_owned()),
-            Admit::Session(m) => m.admit(v).err().map(|e| e.0),
+            Admit::Session(m) => m.admit(v).err().map(|e| e.why),
         }
     }
 }
@@ -178,10 +178,18 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Accept {
             fields: f,
             unknown_flags,
+            profile_may_refuse,
+            reject_allowed,
         } => {
             let mut s = format!("accept {{{}}}", fields(f));
             if let Some(u) = unknown_flags {
                 write!(s, " unknown_flags={u}").unwrap();
+            }
+            if *profile_may_refuse {
+                s.push_str(" profile_may_refuse");
+            }
+            if *reject_allowed {
+                s.push_str(" reject_allowed");
             }
             s
         }
@@ -209,6 +217,10 @@ fn expectation(e: &Expectation) -> String {
         }
         Expectation::Identity => "identity".into(),
         Expectation::Forwarded => "forwarded".into(),
+        Expectation::ForwardedPayload => "forwarded_payload".into(),
+        Expectation::Stream(st) => {
+            format!("stream {}", serde_json::to_string(st).unwrap_or_default())
+        }
     }
 }
 
@@ -220,6 +232,10 @@ fn action(a: &Action) -> String {
         Action::ReplayRecord => "replay the last TLS record".into(),
         Action::IdentityProbe => "the manifest's identity probe".into(),
         Action::SlowRequest(id) => format!("the manifest's slow request, msg_id {}", octets(id)),
+        Action::SendAsReply(b) => format!(
+            "send, msg_id replaced by the one last forwarded upstream, {}",
+            octets(b)
+        ),
     }
 }
 
@@ -288,14 +304,24 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
         let v = &lv.vector;
         writeln!(out).unwrap();
         writeln!(out, "{}", v.id).unwrap();
-        let why = applicability(v, sut).or_else(|| admit.refuse(v));
+        let why = applicability(v, sut)
+            .map(|na| na.why)
+            .or_else(|| admit.refuse(v));
         if let Some(why) = why {
             writeln!(out, "  not applicable: {why}").unwrap();
             continue;
         }
-        match materialize::materialise(v, &params) {
+        // What is sent is the vector with the manifest's `params` filled in.
+        let v = match swp_conform::placeholders::fill(v, &sut.manifest.params) {
+            Ok(v) => v,
+            Err(e) => {
+                writeln!(out, "  not applicable: {e}").unwrap();
+                continue;
+            }
+        };
+        match materialize::materialise(&v, &params) {
             Ok(s) => steps(&mut out, &s),
-            Err(MaterialiseError::NotApplicable(why)) => {
+            Err(MaterialiseError::NotApplicable(why) | MaterialiseError::HarnessBound(why)) => {
                 writeln!(out, "  not applicable: {why}").unwrap()
             }
             Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.id),

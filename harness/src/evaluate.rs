@@ -82,6 +82,7 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                     .collect();
                 each.join("; ")
             }
+            Expectation::ErrorJson(j) => format!("error frame payload containing {j}"),
             Expectation::Stream(st) => format!(
                 "at least {} partial output(s){}, then the terminal response on the request's msg_id",
                 st.min_partials,

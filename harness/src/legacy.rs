@@ -789,6 +789,7 @@ fn expectation(check: &Check) -> Expectation {
             unknown_flags: None,
             profile_may_refuse: false,
             reject_allowed: false,
+            answered: false,
         },
         Outcome::Reject => Expectation::Reject {
             allowed: check.allowed.clone(),
@@ -858,6 +859,7 @@ fn judge_accept(r: &mut VectorResult, check: &Check, events: &[Event]) {
                 unknown_flags: None,
                 profile_may_refuse: false,
                 reject_allowed: false,
+                answered: false,
             }
         };
         let j = judge_codec_step(std::slice::from_ref(&exp), std::slice::from_ref(ev));

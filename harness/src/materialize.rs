@@ -69,6 +69,8 @@ pub enum Expectation {
         profile_may_refuse: bool,
         /// A reject passes too (see `AcceptSpec`).
         reject_allowed: bool,
+        /// The request's answer confirms it (see `AcceptSpec`).
+        answered: bool,
     },
     /// Rejected with one of `allowed` (the first is the recommended code).
     Reject {
@@ -90,6 +92,8 @@ pub enum Expectation {
     },
     /// A frame matching the pattern.
     Reply(ReplyPattern),
+    /// The reject's error frame carries this JSON.
+    ErrorJson(serde_json::Value),
     /// A streamed answer to the request sent.
     Stream(crate::catalog::vector::StreamSpec),
     /// An A2A agent runs these tasks to their terminal Results.
@@ -498,6 +502,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             unknown_flags: a.unknown_flags.as_ref().map(|n| ctx.num(n)).transpose()?,
             profile_may_refuse: a.profile_may_refuse,
             reject_allowed: a.reject_allowed,
+            answered: a.answered,
         },
         Expect::Reject(RejectSpec::Code(c)) => Expectation::Reject {
             allowed: vec![code(c)?],
@@ -551,6 +556,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         }),
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
         Expect::Stream(st) => Expectation::Stream((**st).clone()),
+        Expect::ErrorJson(j) => Expectation::ErrorJson(j.clone()),
     }))
 }
 

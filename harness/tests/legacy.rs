@@ -578,7 +578,7 @@ fn cli_end_to_end() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        stdout.contains("8 passed, 3 failed  (run FAILED)"),
+        stdout.contains("8 passed, 3 did not pass  (run FAILED)"),
         "{stdout}"
     );
     assert!(

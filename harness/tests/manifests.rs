@@ -112,7 +112,7 @@ fn a_manifest_named_without_a_directory_starts_its_testee() {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("1 passed, 0 failed"), "{text}");
+    assert!(text.contains("1 passed, 0 did not pass"), "{text}");
 }
 
 /// Runs one vector against `badtestee MODE`; the run must stop (exit 2) naming the mistake.

@@ -180,6 +180,7 @@ fn expectation(e: &Expectation) -> String {
             unknown_flags,
             profile_may_refuse,
             reject_allowed,
+            answered,
         } => {
             let mut s = format!("accept {{{}}}", fields(f));
             if let Some(u) = unknown_flags {
@@ -190,6 +191,9 @@ fn expectation(e: &Expectation) -> String {
             }
             if *reject_allowed {
                 s.push_str(" reject_allowed");
+            }
+            if *answered {
+                s.push_str(" answered");
             }
             s
         }
@@ -218,6 +222,7 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Identity => "identity".into(),
         Expectation::Forwarded => "forwarded".into(),
         Expectation::ForwardedPayload => "forwarded_payload".into(),
+        Expectation::ErrorJson(j) => format!("error_json {j}"),
         Expectation::Stream(st) => {
             format!("stream {}", serde_json::to_string(st).unwrap_or_default())
         }

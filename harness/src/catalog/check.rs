@@ -389,6 +389,7 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                 Expect::Nothing
                 | Expect::Close
                 | Expect::Stream(_)
+                | Expect::ErrorJson(_)
                 | Expect::Identity
                 | Expect::Forwarded
                 | Expect::ForwardedPayload

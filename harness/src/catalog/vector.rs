@@ -117,9 +117,16 @@ pub struct Applicability {
     /// Whether the SUT must declare a frame-rate limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<bool>,
+    /// The SUT's declared duplicate in-flight msg_id policy must be this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reject_duplicate_msg_id: Option<bool>,
     /// The P1 payload form the SUT must declare (for vectors that write P1 octets by hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p1_payload: Option<crate::p1::P1Form>,
+    /// `true`: the SUT must signal rejects with error frames (`reject_signal` mode
+    /// `error-frame` or `both`), for vectors about what an error frame carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_frames: Option<bool>,
     /// Conditions on the SUT's parameters that must all hold, e.g.
     /// `${MAX_PAYLOAD_BYTES} + 64 <= ${MAX_FRAME_BYTES}` (operators `<= < >= > == !=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -432,6 +439,9 @@ pub enum Expect {
     Silence(SilenceSpec),
     /// The next frame from the SUT matches (session).
     Reply(Box<ReplySpec>),
+    /// The error frame of the `reject` before it in this step carries this JSON (objects
+    /// by subset): how a core error is surfaced as JSON-RPC (session).
+    ErrorJson(serde_json::Value),
     /// A streamed answer to the request this step sent (session, MCP mapping §7): frames
     /// until the terminal response on the request's msg_id.
     Stream(Box<StreamSpec>),
@@ -603,6 +613,11 @@ pub struct AcceptSpec {
     /// ends the connection the accept would be confirmed on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reject_allowed: bool,
+    /// The frame is a request and its answer (any frame reusing its msg_id) confirms the
+    /// accept (session method), instead of a quiet window or the probe: the probe is a
+    /// frame too, and under a rate limit it would change what the vector counts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answered: bool,
 }
 
 /// Expected envelope fields.

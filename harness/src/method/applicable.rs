@@ -59,6 +59,25 @@ fn declared(v: &Vector, sut: &Sut) -> Option<String> {
             ));
         }
     }
+    if a.error_frames == Some(true) {
+        if let crate::sut::SutKind::Endpoint { session, .. } = &m.kind {
+            if session.reject_signal.mode == crate::sut::file::RejectMode::Close {
+                return Some(
+                    "about what an error frame carries; the SUT signals rejects by closing, so it surfaces no core error as JSON-RPC (MCP mapping §6 applies only where errors are surfaced)"
+                        .into(),
+                );
+            }
+        }
+    }
+    if let Some(d) = a.reject_duplicate_msg_id {
+        if m.policy.reject_duplicate_msg_id != d {
+            return Some(if d {
+                "needs a receiver that rejects duplicate in-flight msg_ids; the SUT declares no such policy (the spec obliges senders only)".into()
+            } else {
+                "needs a receiver without a duplicate msg_id policy; the SUT declares one".into()
+            });
+        }
+    }
     if a.rate_limit == Some(true) && m.policy.rate_limit.is_none() {
         return Some("needs a declared frame-rate limit; the SUT declares none".into());
     }

@@ -433,6 +433,11 @@ pub struct Policy {
     /// Frame-rate limit, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<RateLimit>,
+    /// Whether a request reusing the msg_id of one still in flight is rejected
+    /// (`ERR_DUPLICATE_MSG_ID`). The spec puts uniqueness on senders only, so a receiver
+    /// that checks it declares so here (`docs/spec-issues.md` SI-021).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reject_duplicate_msg_id: bool,
 }
 
 fn is_message(f: &crate::p1::P1Form) -> bool {

@@ -5,6 +5,8 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod expected;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;

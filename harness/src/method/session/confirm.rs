@@ -22,6 +22,8 @@ pub struct Pending {
     pub ids: Vec<Bytes>,
     /// The addressed profile must refuse them while the core accepts them.
     pub profile_may_refuse: bool,
+    /// They are requests whose answers confirm them (no probe, no quiet window).
+    pub answered: bool,
 }
 
 /// Numbers the requests the harness builds from the manifest (probes, identity probes), so
@@ -95,6 +97,9 @@ pub fn confirm(
     let exp = "accept";
     let label = pending.last().map(|p| p.label.clone()).unwrap_or_default();
     let step_ms = conv.spec.timing.step_ms;
+    if !final_check && pending.iter().all(|p| p.answered) {
+        return by_answers(conv, pending, &label);
+    }
     let probe = if final_check || conv.spec.reject_signal.mode == RejectMode::Close {
         conv.spec.probe.clone()
     } else {
@@ -145,6 +150,45 @@ pub fn confirm(
             while let Some(o) = conv.next(deadline) {
                 against_accepts(conv, Some(o), pending, &label)?;
             }
+        }
+    }
+    pending.clear();
+    Ok(())
+}
+
+/// Confirms requests by their answers: each pending msg_id must be answered (a frame
+/// reusing it) before a step passes without one. Sends nothing, so a rate limit counts only
+/// the vector's own frames.
+fn by_answers(
+    conv: &mut Conv<'_>,
+    pending: &mut Vec<Pending>,
+    label: &str,
+) -> Result<(), Box<StepFailure>> {
+    let step_ms = conv.spec.timing.step_ms;
+    let mut open: std::collections::BTreeSet<Bytes> =
+        pending.iter().flat_map(|p| p.ids.iter().cloned()).collect();
+    conv.note(format!(
+        "confirming {} accept(s) by their answers",
+        open.len()
+    ));
+    while !open.is_empty() {
+        let deadline = conv.step_deadline();
+        match conv.next(deadline) {
+            Some(Obs::Reply(e)) => {
+                open.remove(&e.msg_id);
+            }
+            None => {
+                return Err(StepFailure::new(
+                    Verdict::Timeout,
+                    format!(
+                        "{label}{} request(s) unanswered after {step_ms} ms; expected each accepted and answered",
+                        open.len()
+                    ),
+                    "accept",
+                    "silence",
+                ))
+            }
+            o => against_accepts(conv, o, pending, label)?,
         }
     }
     pending.clear();

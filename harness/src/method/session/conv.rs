@@ -89,6 +89,8 @@ pub struct Conv<'a> {
     /// with and the one it reached the upstream with (a relay may re-issue msg_ids), so an
     /// upstream answer can reuse the second and must reach the client with the first.
     pub forwarded: Option<(bytes::Bytes, bytes::Bytes)>,
+    /// The error frame the last reject of this step arrived as, for `error_json`.
+    pub last_error_frame: Option<Box<Envelope>>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
@@ -128,6 +130,7 @@ impl<'a> Conv<'a> {
             transcript: Vec::new(),
             core_layer,
             forwarded: None,
+            last_error_frame: None,
             frames: FrameDecoder::new(reply_limits),
             reply_limits,
             read_total: 0,

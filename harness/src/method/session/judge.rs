@@ -69,7 +69,8 @@ pub fn reject(
         }
     };
     let ev = match got {
-        Some(Obs::Error { code, .. }) => {
+        Some(Obs::Error { code, frame, .. }) => {
+            conv.last_error_frame = Some(frame);
             let terminated = match terminates {
                 Some(true) => {
                     let d2 = conv.step_deadline();
@@ -475,6 +476,37 @@ pub fn forwarded_payload(
         "forwarded to {to}, payload unchanged ({} octets)",
         env.payload.len()
     ))
+}
+
+/// The error frame of this step's reject carries `want` in its JSON payload (objects by
+/// subset): how a core error is surfaced as JSON-RPC (MCP mapping §6).
+pub fn error_json(
+    conv: &mut Conv<'_>,
+    want: &serde_json::Value,
+    c: &Ctx<'_>,
+) -> Result<String, Box<StepFailure>> {
+    let Some(frame) = conv.last_error_frame.take() else {
+        return Err(StepFailure::new(
+            Verdict::HarnessError,
+            format!(
+                "{}`error_json` must follow a `reject` in the same step",
+                c.label
+            ),
+            c.expected,
+            "",
+        ));
+    };
+    match serde_json::from_slice::<serde_json::Value>(&frame.payload) {
+        Ok(v) if json_contains(&v, want) => Ok(format!("error payload contains {want}")),
+        Ok(v) => Err(c.fail(
+            format!("the error frame's payload {v} does not contain {want}"),
+            "error payload",
+        )),
+        Err(e) => Err(c.fail(
+            format!("the error frame's payload is not JSON: {e}"),
+            "error payload",
+        )),
+    }
 }
 
 /// The correlation a partial output must carry: the request's `params._meta.progressToken`

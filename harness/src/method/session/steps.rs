@@ -27,6 +27,13 @@ fn label(n: usize, s: &ConcreteStep) -> String {
     crate::method::codec::step_label(n, s)
 }
 
+/// Whether a step's accepts are confirmed by the answers to its requests.
+fn by_answer(expect: &[Expectation]) -> bool {
+    expect
+        .iter()
+        .any(|e| matches!(e, Expectation::Accept { answered: true, .. }))
+}
+
 /// Whether a step's accepts allow the addressed profile to refuse the frame.
 fn may_refuse(expect: &[Expectation]) -> bool {
     expect.iter().any(|e| {
@@ -83,6 +90,7 @@ pub fn run_steps(
                     label: label.clone(),
                     ids: sent.ids,
                     profile_may_refuse: may_refuse(&s.expect),
+                    answered: by_answer(&s.expect),
                 });
             }
             summary_exp.push(exp_desc);
@@ -103,12 +111,15 @@ pub fn run_steps(
         for exp in &s.expect {
             let seen = match exp {
                 Expectation::Accept {
-                    profile_may_refuse, ..
+                    profile_may_refuse,
+                    answered,
+                    ..
                 } => {
                     pending.push(Pending {
                         label: label.clone(),
                         ids: sent.msg_id.iter().cloned().collect(),
                         profile_may_refuse: *profile_may_refuse,
+                        answered: *answered,
                     });
                     Ok("accepted".to_owned())
                 }
@@ -147,6 +158,7 @@ pub fn run_steps(
                     })
                 }
                 Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
+                Expectation::ErrorJson(j) => judge::error_json(conv, j, &c),
                 Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
                 Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),
                 Expectation::ForwardedPayload => {

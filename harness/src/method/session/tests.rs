@@ -227,6 +227,7 @@ fn accept() -> Expectation {
         unknown_flags: None,
         profile_may_refuse: false,
         reject_allowed: false,
+        answered: false,
     }
 }
 
@@ -452,4 +453,29 @@ fn a_frame_during_an_expected_silence_fails_it() {
         "{}",
         f.why
     );
+}
+
+#[test]
+fn error_json_checks_the_error_frame_of_the_reject() {
+    // error_frame() carries JSON-RPC code -32600.
+    let steps = |code: i64| {
+        vec![send(
+            "bad",
+            1,
+            vec![
+                reject(ErrorCode::InvalidFrame),
+                Expectation::ErrorJson(serde_json::json!({"error": {"code": code}})),
+            ],
+        )]
+    };
+    let script = || {
+        endpoint(5, |e| {
+            vec![(2, error_frame(&e.msg_id, "ERR_INVALID_FRAME"))]
+        })
+    };
+    let (r, _) = run(&spec(""), script(), &steps(-32600));
+    r.unwrap_or_else(|f| panic!("{f:?}"));
+    let f = failure(run(&spec(""), script(), &steps(-32700)).0);
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(f.why.contains("does not contain"), "{}", f.why);
 }

@@ -60,7 +60,9 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
     );
     let _ = writeln!(
         s,
-        "{} passed, {} failed{}",
+        // `failed` is the v1 count: every executed vector that did not pass, codes that
+        // could not be observed included, so it does not mean the run failed.
+        "{} passed, {} did not pass{}",
         sum.passed,
         sum.failed,
         if sum.passed_run { "" } else { "  (run FAILED)" }

@@ -29,6 +29,11 @@ enum Bug {
     /// Wraps a 10-octet uvarint that overflows 64 bits (keeps the low 64 bits) instead of
     /// rejecting it, in every uvarint of the envelope and of the extension TLVs.
     WrapsUvarintOverflow,
+    /// Rejects a stamp exactly MAX_CLOCK_SKEW_MS away: a legitimate reading of the window's
+    /// edge (docs/spec-issues.md SI-018), so no vector may fail it.
+    ExcludesWindowEdge,
+    /// Enforces a window 2 ms narrower than the MAX_CLOCK_SKEW_MS it declares.
+    NarrowsWindow,
 }
 
 struct Mutant(Bug);
@@ -218,6 +223,17 @@ impl CodecDriver for Mutant {
                 });
                 InProcess.decode(&req)
             }
+            Bug::ExcludesWindowEdge | Bug::NarrowsWindow => {
+                let by = if matches!(self.0, Bug::ExcludesWindowEdge) {
+                    1
+                } else {
+                    2
+                };
+                let mut req = req.clone();
+                let p = &mut req.config.policy;
+                p.max_clock_skew_ms = p.max_clock_skew_ms.saturating_sub(by);
+                InProcess.decode(&req)
+            }
             Bug::IgnoresMsgIdBound => {
                 let mut req = req.clone();
                 req.config.limits.min_msg_id_bytes = 1;
@@ -366,5 +382,19 @@ fn wrapping_an_overflowing_uvarint_is_caught() {
             "e1_0128_overflowing_extension_type",
         ],
         &["E1-002"],
+    );
+}
+
+#[test]
+fn rejecting_at_exactly_the_skew_fails_nothing() {
+    check(Bug::ExcludesWindowEdge, &[], &[]);
+}
+
+#[test]
+fn a_window_narrower_than_declared_is_caught() {
+    check(
+        Bug::NarrowsWindow,
+        &["core_0126_freshness_window_edges_accepted"],
+        &["CORE-037"],
     );
 }

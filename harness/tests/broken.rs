@@ -34,6 +34,8 @@ enum Bug {
     ExcludesWindowEdge,
     /// Enforces a window 2 ms narrower than the MAX_CLOCK_SKEW_MS it declares.
     NarrowsWindow,
+    /// Does not check that an A2A Event has content or that a failed Result has a reason.
+    IgnoresA2aContentRules,
 }
 
 struct Mutant(Bug);
@@ -192,6 +194,52 @@ fn unwrap_overflow(frame: &[u8]) -> Option<Vec<u8>> {
     Some(framed)
 }
 
+/// The field numbers of a bare P1 message with the value of each varint field, or `None`
+/// when the octets are not a well-formed message of varint and length-delimited fields.
+fn p1_fields(mut b: &[u8]) -> Option<Vec<(u64, u64)>> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let (tag, n) = uvarint::decode(b).ok()?;
+        b = &b[n..];
+        let (v, n) = uvarint::decode(b).ok()?;
+        b = &b[n..];
+        match tag & 7 {
+            0 => {}
+            2 => b = b.get(usize::try_from(v).ok()?..)?,
+            _ => return None,
+        }
+        out.push((tag >> 3, v));
+    }
+    Some(out)
+}
+
+/// A profile-2 frame that breaks only the content rules, re-encoded with what the buggy
+/// receiver does not look for: a `message` on a content-less Event, an `error_message` on a
+/// failed Result without one (appended fields: protobuf merges them). Any other frame: `None`.
+fn with_a2a_content(frame: &[u8]) -> Option<Vec<u8>> {
+    let body = Bytes::copy_from_slice(&frame[4..]);
+    let mut env = swp_core::e1::decode(&body, &swp_core::limits::Limits::default()).ok()?;
+    if env.profile_id != 2 {
+        return None;
+    }
+    let fields = p1_fields(&env.payload)?;
+    let has = |f: u64| fields.iter().any(|(n, _)| *n == f);
+    let ok = fields
+        .iter()
+        .rev()
+        .find(|(n, _)| *n == 2)
+        .is_some_and(|(_, v)| *v != 0);
+    let extra: &[u8] = match env.msg_type {
+        3 if !has(2) && !has(3) => b"\x12\x01x",
+        4 if !ok && !has(4) => b"\x22\x01x",
+        _ => return None,
+    };
+    let mut payload = env.payload.to_vec();
+    payload.extend_from_slice(extra);
+    env.payload = Bytes::from(payload);
+    swp_core::e1::frame_bytes(&env).ok().map(|b| b.to_vec())
+}
+
 impl CodecDriver for Mutant {
     fn describe(&self) -> String {
         format!("mutant {:?}", self.0)
@@ -232,6 +280,12 @@ impl CodecDriver for Mutant {
                 let mut req = req.clone();
                 let p = &mut req.config.policy;
                 p.max_clock_skew_ms = p.max_clock_skew_ms.saturating_sub(by);
+                InProcess.decode(&req)
+            }
+            Bug::IgnoresA2aContentRules => {
+                let req = rewrite_frames(req, |f| {
+                    Some(with_a2a_content(f).unwrap_or_else(|| f.to_vec()))
+                });
                 InProcess.decode(&req)
             }
             Bug::IgnoresMsgIdBound => {
@@ -396,5 +450,17 @@ fn a_window_narrower_than_declared_is_caught() {
         Bug::NarrowsWindow,
         &["core_0126_freshness_window_edges_accepted"],
         &["CORE-037"],
+    );
+}
+
+#[test]
+fn ignoring_the_a2a_content_rules_is_caught() {
+    check(
+        Bug::IgnoresA2aContentRules,
+        &[
+            "a2a_0106_event_without_content_rejected",
+            "a2a_0107_failure_result_without_reason_rejected",
+        ],
+        &["A2A-026", "A2A-027"],
     );
 }

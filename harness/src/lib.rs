@@ -13,6 +13,7 @@ pub mod evaluate;
 pub mod expr;
 pub mod frames;
 pub mod legacy;
+pub mod load;
 pub mod materialize;
 pub mod method;
 pub mod model;

@@ -97,6 +97,10 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
     let mut last_expire = Instant::now();
     let mut out = Vec::new();
     'connection: loop {
+        // Ctrl-C kills the endpoint: stop, do not reconnect to it.
+        if d.cancel.is_cancelled() {
+            break;
+        }
         let mut w = match wire.take() {
             Some(w) => w,
             None => {

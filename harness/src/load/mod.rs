@@ -243,6 +243,10 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
 
+    // Shorter than asked when interrupted: throughput is over the window that ran.
+    let window = Instant::now()
+        .min(phases.window_end)
+        .saturating_duration_since(t0);
     let mut counts = Counts::default();
     let mut all = latencies();
     let mut reasons = Vec::new();
@@ -280,6 +284,7 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
         connections: opts.connections,
         in_flight: opts.in_flight,
         duration_ms: u64::try_from(opts.duration.as_millis()).unwrap_or(u64::MAX),
+        window_ms: u64::try_from(window.as_millis()).unwrap_or(u64::MAX),
         drain_ms: u64::try_from(opts.drain.as_millis()).unwrap_or(u64::MAX),
         reply_timeout_ms: u64::try_from(reply_timeout.as_millis()).unwrap_or(u64::MAX),
         started_unix_ms,

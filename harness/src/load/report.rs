@@ -21,8 +21,10 @@ pub struct RunSetup {
     pub connections: u32,
     /// Requests in flight per connection (K).
     pub in_flight: u32,
-    /// The measuring window, ms.
+    /// The measuring window asked for, ms.
     pub duration_ms: u64,
+    /// The window that actually ran, ms: `duration_ms`, or less when interrupted.
+    pub window_ms: u64,
     /// How long unanswered requests were awaited after the window, ms.
     pub drain_ms: u64,
     /// A request unanswered this long is lost, ms.
@@ -189,7 +191,7 @@ impl LoadReport {
         resources: Resources,
         interrupted: bool,
     ) -> LoadReport {
-        let secs = setup.duration_ms as f64 / 1000.0;
+        let secs = setup.window_ms as f64 / 1000.0;
         let throughput_rps = if secs > 0.0 {
             (counts.replies_in_window as f64 / secs * 10.0).round() / 10.0
         } else {
@@ -362,6 +364,7 @@ mod tests {
             connections: 2,
             in_flight: 1,
             duration_ms: 2000,
+            window_ms: 2000,
             drain_ms: 500,
             reply_timeout_ms: 3000,
             started_unix_ms: 0,
@@ -425,6 +428,31 @@ mod tests {
             reasons(&Counts::default(), true),
             ["the run was interrupted", "no request was sent"]
         );
+    }
+
+    #[test]
+    fn throughput_is_over_the_window_that_ran() {
+        // Interrupted after 500 ms of a 2 s window.
+        let s = RunSetup {
+            window_ms: 500,
+            ..setup()
+        };
+        let c = Counts {
+            sent: 10,
+            replies: 10,
+            replies_in_window: 10,
+            ..Counts::default()
+        };
+        let r = LoadReport::new(
+            s,
+            c,
+            &latencies(),
+            vec![],
+            Resources::not_sampled("x"),
+            true,
+        );
+        assert_eq!(r.throughput_rps, 20.0);
+        assert!(!r.held);
     }
 
     #[test]

@@ -340,6 +340,25 @@ fn check_fixture_set(rep: &Report) {
             ("s1_0001_unauthenticated_peer_rejected", (None, "SI-035")),
         ])
     );
+    // The process check is listed with the evidence a reviewer reads.
+    let process: Vec<(&str, &str)> = p
+        .process_checks
+        .iter()
+        .map(|c| (c.vector_id.as_str(), c.evidence.as_str()))
+        .collect();
+    assert_eq!(
+        process,
+        [(
+            "core_0006_compatibility_review",
+            "core_0006_compatibility_review.evidence.md"
+        )]
+    );
+    assert!(
+        p.headline()
+            .ends_with("; 1 process check(s) not testable at runtime"),
+        "{}",
+        p.headline()
+    );
 }
 
 #[test]

@@ -118,6 +118,9 @@ pub struct Fixture {
     pub receiver: Receiver,
     /// Why it cannot run anywhere (a process check, a single frame of multi-frame behaviour).
     pub skip: Option<NotApplicable>,
+    /// For a process check, the evidence file its review reads (`none named` when the
+    /// metadata names none); the report lists it.
+    pub evidence: Option<String>,
     /// Why the harness cannot read it: the vector becomes a harness error.
     pub problem: Option<String>,
 }
@@ -469,6 +472,7 @@ fn broken(r: &Raw, why: String) -> Vector {
         profile_level: false,
         receiver: Receiver::default(),
         skip: None,
+        evidence: None,
         problem: Some(format!("{}: {why}", file_name(&r.path))),
     }));
     v
@@ -556,6 +560,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             ..Receiver::default()
         },
         skip: None,
+        evidence: None,
         problem: None,
     };
     let mut v = skeleton(r, peer.map(|p| p.requirements.clone()).unwrap_or_default());
@@ -572,6 +577,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         fx.skip = Some(NotApplicable::untested(format!(
             "a process vector, not testable at runtime: its evidence is {evidence}"
         )));
+        fx.evidence = Some(evidence.to_owned());
         v.fixture = Some(Arc::new(fx));
         return v;
     }

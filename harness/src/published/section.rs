@@ -62,6 +62,15 @@ pub struct Disagreement {
     pub si: Option<String>,
 }
 
+/// A published process check: judged by reviewing its evidence, never at runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcessCheck {
+    /// The fixture.
+    pub vector_id: String,
+    /// The evidence file the metadata names (`none named` when it names none).
+    pub evidence: String,
+}
+
 /// The published-set section of a report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Section {
@@ -75,6 +84,10 @@ pub struct Section {
     pub disagreements: Vec<Disagreement>,
     /// Departures of the SUT that no ruling covers.
     pub unruled: usize,
+    /// Process checks among the selected fixtures: not testable at runtime, each listed
+    /// with its evidence file so a reviewer knows what to read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub process_checks: Vec<ProcessCheck>,
     /// Fixtures the harness could not run (their results say why); counted in neither
     /// figure, since they show nothing about the SUT.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -98,6 +111,12 @@ impl Section {
             self.disagreements.len(),
             self.unruled
         );
+        if !self.process_checks.is_empty() {
+            s.push_str(&format!(
+                "; {} process check(s) not testable at runtime",
+                self.process_checks.len()
+            ));
+        }
         if self.harness_errors > 0 {
             s.push_str(&format!(
                 "; {} fixture(s) the harness could not run",
@@ -169,6 +188,12 @@ pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
             continue;
         };
         s.fixtures += 1;
+        if let Some(e) = &fx.evidence {
+            s.process_checks.push(ProcessCheck {
+                vector_id: r.vector_id.clone(),
+                evidence: e.clone(),
+            });
+        }
         if r.verdict == Verdict::HarnessError {
             s.harness_errors += 1;
             continue;

@@ -233,6 +233,18 @@ fn published(s: &mut String, rep: &Report) {
         "<h2>Published fixtures</h2>\n<p id=\"published-headline\">{}</p>",
         esc(&p.headline())
     );
+    if !p.process_checks.is_empty() {
+        s.push_str("<ul id=\"published-process\">\n");
+        for c in &p.process_checks {
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>: a process check, not testable at runtime; review its evidence, <code>{}</code></li>",
+                esc(&c.vector_id),
+                esc(&c.evidence)
+            );
+        }
+        s.push_str("</ul>\n");
+    }
     if p.disagreements.is_empty() {
         return;
     }

@@ -253,6 +253,16 @@ pub fn render(rep: &Report) -> String {
 fn published(s: &mut String, p: &crate::published::section::Section) {
     let _ = writeln!(s, "## Published fixtures\n");
     let _ = writeln!(s, "{}.\n", cell(&p.headline()));
+    for c in &p.process_checks {
+        let _ = writeln!(
+            s,
+            "- `{}`: a process check, not testable at runtime; review its evidence, `{}`",
+            c.vector_id, c.evidence
+        );
+    }
+    if !p.process_checks.is_empty() {
+        s.push('\n');
+    }
     if p.disagreements.is_empty() {
         return;
     }

@@ -47,6 +47,19 @@ fn may_refuse(expect: &[Expectation]) -> bool {
     })
 }
 
+/// Whether a step's accept allows a reject too.
+fn allows_reject(expect: &[Expectation]) -> bool {
+    expect.iter().any(|e| {
+        matches!(
+            e,
+            Expectation::Accept {
+                reject_allowed: true,
+                ..
+            }
+        )
+    })
+}
+
 /// Runs the steps; `now_origin` is the wall-clock ms the vector's clocks count from.
 pub fn run_steps(
     conv: &mut Conv<'_>,
@@ -79,10 +92,23 @@ pub fn run_steps(
             && s.expect
                 .iter()
                 .all(|e| matches!(e, Expectation::Accept { .. }));
-        if !only_accepts {
+        let reject_allowed = allows_reject(&s.expect);
+        if !only_accepts || reject_allowed {
             confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
         }
         let sent = perform(conv, &s.action, s.upstream, inputs, &label, &exp_desc)?;
+        if reject_allowed {
+            // Earlier accepts are confirmed above, so a close here cannot hide them.
+            let c = Ctx {
+                label: &label,
+                expected: &exp_desc,
+            };
+            if let Some(o) = judge::reject_allowed(conv, &c)? {
+                summary_exp.push(exp_desc);
+                summary_obs.push(o);
+                continue;
+            }
+        }
         if only_accepts {
             // Only frames sent to the endpoint have accepts to confirm.
             if sent.to_endpoint {

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use swp_conform::catalog::vector::{Expect, RejectSpec};
 use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
 use swp_conform::frames::{e1, frame, DecodeError, FrameError, Limits};
@@ -299,7 +300,7 @@ fn check_fixture_set(rep: &Report) {
     assert!(rs["core_0002_zero_length"].requirements.is_empty());
     assert_eq!(
         rs["core_0023_missing_required_field_msg_type"].requirements,
-        ["CORE-024", "VER-009"]
+        ["CORE-024", "ERR-004", "VER-009"]
     );
     assert_eq!(
         rs["core_0016_burst_limit_exceeded"].na_cause,
@@ -408,6 +409,33 @@ fn the_fixture_set_against_the_reference_in_process() {
     };
     assert_eq!(steps("core_0003_truncated_body"), 2);
     assert_eq!(steps("core_0002_zero_length"), 1);
+    // core_0023's reject is the profile's: its code is graded at ERR-004 (SHOULD, SI-012),
+    // so the published ERR_INVALID_ENVELOPE warns instead of passing or failing.
+    let v = &cat
+        .vectors
+        .iter()
+        .find(|lv| lv.vector.id == "core_0023_missing_required_field_msg_type")
+        .unwrap()
+        .vector;
+    let rejects: Vec<_> = v.steps[0]
+        .expect
+        .as_slice()
+        .iter()
+        .filter_map(|e| match e {
+            Expect::Reject(RejectSpec::Full(f)) => {
+                Some((f.code.as_str(), f.also.clone(), f.code_requirements.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rejects,
+        [(
+            "ERR_UNSUPPORTED_MSG_TYPE",
+            Vec::<String>::new(),
+            vec!["ERR-004".to_owned()]
+        )]
+    );
 }
 
 #[test]

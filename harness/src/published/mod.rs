@@ -672,7 +672,11 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             expect = None;
             allowed = ruled.codes.to_vec();
             v.requirements = ruled.requirements.iter().map(|s| (*s).to_owned()).collect();
-            code_reqs.clear();
+            code_reqs = ruled
+                .code_requirements
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
             if ruled.validate {
                 fx.receiver.validate = profile.into_iter().collect();
             }

@@ -31,6 +31,9 @@ pub struct Ruled {
     pub codes: &'static [ErrorCode],
     /// Requirements of the ruled case (registry IDs).
     pub requirements: &'static [&'static str],
+    /// Where the code is graded: a profile-level reject's code is a SHOULD (ERR-004,
+    /// SI-012), so another code warns and never fails.
+    pub code_requirements: &'static [&'static str],
     /// Ask the SUT to validate the addressed profile's payloads (the fault is the profile's).
     pub validate: bool,
 }
@@ -53,6 +56,7 @@ pub struct Ruling {
 const NOT_P1: Ruled = Ruled {
     codes: &[ErrorCode::InvalidProfilePayload],
     requirements: &["P1-001"],
+    code_requirements: &["ERR-004"],
     validate: true,
 };
 
@@ -86,12 +90,13 @@ pub const RULINGS: &[Ruling] = &[
     },
     Ruling {
         fixtures: &["core_0023_missing_required_field_msg_type"],
-        reading: "msg_type 0 is no envelope fault: msg_type values are the profile's, and the profile must reject one it does not define; run with profile validation, ERR_UNSUPPORTED_MSG_TYPE recommended and the published ERR_INVALID_ENVELOPE passing too, as no text makes a profile-level code a MUST",
+        reading: "msg_type 0 is no envelope fault: msg_type values are the profile's, and the profile must reject one it does not define; run with profile validation, the reject required and its code graded at ERR-004 (SHOULD): ERR_UNSUPPORTED_MSG_TYPE passes, the published ERR_INVALID_ENVELOPE warns",
         clause: "core §4.1, VER §3, MCP-map §3, ERR §2",
         si: "SI-025, SI-012",
         effect: Effect::Expect(Ruled {
-            codes: &[ErrorCode::UnsupportedMsgType, ErrorCode::InvalidEnvelope],
+            codes: &[ErrorCode::UnsupportedMsgType],
             requirements: &["VER-009", "CORE-024"],
+            code_requirements: &["ERR-004"],
             validate: true,
         }),
     },

@@ -191,8 +191,16 @@ fn report_of(cat: &Catalog, sut: &Sut, work: &str) -> Report {
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
     let work = common::root().join("target/published-test").join(work);
     let mut runner = method::open(cat, sut, &Setup::new(work)).unwrap_or_else(|e| panic!("{e}"));
-    run_report(cat, sut, &plan, &opts(), runner.as_mut(), &Cancel::new())
-        .unwrap_or_else(|e| panic!("{e}"))
+    run_report(
+        cat,
+        sut,
+        &plan,
+        &opts(),
+        runner.as_mut(),
+        &mut [],
+        &Cancel::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn by_id(rep: &Report) -> BTreeMap<String, VectorResult> {

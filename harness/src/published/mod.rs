@@ -500,6 +500,9 @@ fn skeleton(r: &Raw, requirements: Vec<String>) -> Vector {
         connect: None,
         topology: None,
         proxy: None,
+        // One frame, judged on its own: nothing another vector sends can change its verdict
+        // (core_0016, the one fixture about a count, is not applicable).
+        exclusive: false,
         steps: Vec::new(),
         fixture: None,
     }

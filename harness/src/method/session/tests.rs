@@ -554,3 +554,41 @@ fn reject_allowed_confirms_earlier_accepts_before_a_close_can_hide_them() {
     assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
     assert!(f.why.contains("ERR_INVALID_ENVELOPE"), "{}", f.why);
 }
+
+/// An endpoint that answers every `bad` frame with an error frame and then ends the stream.
+fn error_then_close() -> Script {
+    endpoint(5, |e| {
+        vec![
+            (1, error_frame(&e.msg_id, "ERR_INVALID_FRAME")),
+            (2, Recv::Eof),
+        ]
+    })
+}
+
+#[test]
+fn a_close_after_a_reject_is_inconclusive_when_the_manifest_does_not_say() {
+    let steps = [
+        send("bad", 1, vec![reject(ErrorCode::InvalidFrame)]),
+        send("ok", 2, vec![accept()]),
+    ];
+    let f = failure(run(&spec(""), error_then_close(), &steps).0);
+    assert_eq!(f.verdict, Verdict::Inconclusive, "{f:?}");
+    assert!(
+        f.why.contains("ended the stream after the reject of step"),
+        "{}",
+        f.why
+    );
+}
+
+#[test]
+fn a_close_after_a_reject_fails_an_endpoint_that_declares_it_continues() {
+    let steps = [
+        send("bad", 1, vec![reject(ErrorCode::InvalidFrame)]),
+        send("ok", 2, vec![accept()]),
+    ];
+    let declared = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}, after: continue}",
+    );
+    let f = failure(run(&declared, error_then_close(), &steps).0);
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+}

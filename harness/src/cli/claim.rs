@@ -58,7 +58,7 @@ pub fn bundle(
         vs.push_str(&format!(
             "{}  {}\n",
             super::sha256_hex(&body),
-            crate::model::display_path(&cat.dir, &lv.path)
+            cat.display_path(&lv.path)
         ));
     }
     files.push(("vector-set.sha256".into(), vs.into_bytes()));
@@ -163,7 +163,7 @@ pub fn claim(
         out: Some(out.to_path_buf()),
         ..Default::default()
     };
-    let rep = super::run_report(cat, sut, &plan, &opts, runner, cancel)?;
+    let rep = super::run_report(cat, sut, &plan, &opts, runner, &mut [], cancel)?;
     let verdict = rep
         .classes
         .iter()

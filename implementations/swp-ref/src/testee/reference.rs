@@ -18,15 +18,20 @@ pub enum ConfigError {
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
-    #[error("cannot validate the payloads of profile {0} (only 2, A2A)")]
+    #[error("cannot validate the payloads of profile {0} (only 2, 12, 13, 14, 17 and 18)")]
     Validate(u64),
 }
 
-/// Payload validation after the core accepts a frame: A2A's P1 rules and its lifecycle,
-/// with every frame of one request on one channel.
+/// Payload validation after the core accepts a frame: A2A's P1 rules and its lifecycle, and
+/// the SWP-* profiles of classes C3 and C4 with their machines (`swp_profiles::channel`),
+/// with every frame of one request on one channel. The SWP-* machines run with the
+/// library's defaults, which are the reference's implementation-defined parameters (a 24 h
+/// replay window, the six severities, no chunk size imposed on a sender, SHA-256 state ids),
+/// as its manifests declare them.
 #[derive(Default)]
 struct ProfileCheck {
     a2a: Option<swp_profiles::a2a::Lifecycle>,
+    swp: Vec<swp_profiles::channel::Channel>,
     form: swp_profiles::p1::P1Form,
 }
 
@@ -39,18 +44,32 @@ impl ProfileCheck {
             },
             ..ProfileCheck::default()
         };
+        let config = swp_profiles::channel::Config {
+            form: c.form,
+            ..swp_profiles::channel::Config::default()
+        };
         for &p in profiles {
-            if p != swp_profiles::a2a::PROFILE_ID {
-                return Err(ConfigError::Validate(p));
+            if p == swp_profiles::a2a::PROFILE_ID {
+                c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
+            } else if c.swp.iter().all(|ch| ch.profile_id() != p) {
+                let ch = swp_profiles::channel::Channel::new(p, &config)
+                    .ok_or(ConfigError::Validate(p))?;
+                c.swp.push(ch);
             }
-            c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
         }
         Ok(c)
     }
 
-    /// The refusal of an accepted envelope's payload, if any.
-    fn check(&mut self, e: &Envelope) -> Option<(swp_core::ErrorCode, String)> {
+    /// The refusal of an accepted envelope's payload, if any; `now_ms` is the receiver
+    /// clock (the RPC replay window and the EVENTS id retention run on it).
+    fn check(&mut self, e: &Envelope, now_ms: u64) -> Option<(swp_core::ErrorCode, String)> {
         use swp_profiles::a2a::{self, A2aMessage};
+        if let Some(ch) = self.swp.iter_mut().find(|c| c.profile_id() == e.profile_id) {
+            return ch
+                .feed(now_ms, "", e.msg_type, &e.payload)
+                .err()
+                .map(|err| (err.code(), err.to_string()));
+        }
         let l = self
             .a2a
             .as_mut()
@@ -113,12 +132,12 @@ pub fn envelope_view(e: &Envelope) -> EnvelopeView {
     }
 }
 
-fn event(ev: swp_core::Event, profiles: &mut ProfileCheck) -> Event {
+fn event(ev: swp_core::Event, profiles: &mut ProfileCheck, now_ms: u64) -> Event {
     match ev {
         swp_core::Event::Accepted {
             envelope,
             validated,
-        } => match profiles.check(&envelope) {
+        } => match profiles.check(&envelope, now_ms) {
             None => Event::Accept {
                 envelope: envelope_view(&envelope),
                 unknown_flags: Some(validated.unknown_flags),
@@ -156,14 +175,15 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
         rx.feed(&chunk.bytes.0);
         let mut events = Vec::new();
         while let Some(ev) = rx.poll(chunk.now_ms, |p| known.contains(&p)) {
-            events.push(event(ev, &mut profiles));
+            events.push(event(ev, &mut profiles, chunk.now_ms));
         }
         reply.chunks.push(events);
     }
     if req.end_of_stream {
+        let now_ms = req.chunks.last().map_or(0, |c| c.now_ms);
         reply
             .end
-            .extend(rx.finish().map(|ev| event(ev, &mut profiles)));
+            .extend(rx.finish().map(|ev| event(ev, &mut profiles, now_ms)));
     }
     Ok(reply)
 }

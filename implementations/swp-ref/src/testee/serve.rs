@@ -12,7 +12,18 @@ use swp_testee_proto::{
 };
 
 /// Operations the reference testee supports.
-pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "translate", "shutdown", "validate:2"];
+pub const SUPPORTED_OPS: &[&str] = &[
+    "hello",
+    "decode",
+    "translate",
+    "shutdown",
+    "validate:2",
+    "validate:12",
+    "validate:13",
+    "validate:14",
+    "validate:17",
+    "validate:18",
+];
 
 fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {
     let (ok, error) = match r {

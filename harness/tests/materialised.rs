@@ -226,6 +226,19 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Stream(st) => {
             format!("stream {}", serde_json::to_string(st).unwrap_or_default())
         }
+        Expectation::Flow(items) => {
+            let each: Vec<String> = items
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}x {}",
+                        f.count,
+                        serde_json::to_string(&f.spec).unwrap_or_default()
+                    )
+                })
+                .collect();
+            format!("flow [{}]", each.join(", "))
+        }
     }
 }
 

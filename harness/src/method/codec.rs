@@ -91,14 +91,18 @@ impl TestMethod for CodecMethod<'_> {
         match c {
             CodecWork::Translate => super::translate::run(self.driver.as_mut(), v),
             CodecWork::Frames(steps) => {
-                // Payload validation is asked for only by vectors about a P1 profile (A2A),
-                // so testees without it still run every other vector.
+                // Payload validation is asked for only by vectors about a P1 profile (A2A
+                // and the SWP-* profiles of C3 and C4), so testees without it still run
+                // every other vector.
                 let validate: Vec<u64> = v
                     .applies_when
                     .profiles
                     .iter()
                     .copied()
-                    .filter(|p| *p == swp_profiles::a2a::PROFILE_ID)
+                    .filter(|p| {
+                        *p == swp_profiles::a2a::PROFILE_ID
+                            || swp_profiles::channel::PROFILES.contains(p)
+                    })
                     .collect();
                 self.decode(&steps, validate)
             }

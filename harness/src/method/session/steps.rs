@@ -83,6 +83,9 @@ pub fn run_steps(
             confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
         }
         let sent = perform(conv, &s.action, s.upstream, inputs, &label, &exp_desc)?;
+        if sent.to_endpoint {
+            inputs.profiles.sent(conv.t(), &sent.octets);
+        }
         if only_accepts {
             // Only frames sent to the endpoint have accepts to confirm.
             if sent.to_endpoint {
@@ -158,6 +161,9 @@ pub fn run_steps(
                     })
                 }
                 Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
+                Expectation::Flow(items) => {
+                    super::profiles::flow(conv, &mut inputs.profiles, items, inputs.p1_form, &c)
+                }
                 Expectation::ErrorJson(j) => judge::error_json(conv, j, &c),
                 Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
                 Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),

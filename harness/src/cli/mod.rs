@@ -324,7 +324,8 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
             o.display()
         );
     }
-    Ok(!report.run_failed)
+    // An interrupted run decided nothing about the vectors it did not reach.
+    Ok(!report.run_failed && !report.run.interrupted)
 }
 
 /// Reads a `report.json`.

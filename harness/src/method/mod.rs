@@ -362,7 +362,18 @@ pub fn run_plan(
         if cancel.is_cancelled() {
             break;
         }
-        let r = runner.run_vector(lv, cancel)?;
+        let mut r = runner.run_vector(lv, cancel)?;
+        // An interrupt stops the SUT under the vector in flight; what it showed after that
+        // (a crash, a timeout) is the harness's doing, not a verdict on the SUT.
+        if cancel.is_cancelled() && r.verdict != Verdict::Pass && r.verdict.executed() {
+            r.detail = Some(format!(
+                "the run was interrupted while this vector ran (it showed {}: {})",
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            ));
+            r.verdict = Verdict::Interrupted;
+            r.pass = false;
+        }
         progress(&r);
         out.push(r);
     }

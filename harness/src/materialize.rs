@@ -168,6 +168,10 @@ pub enum MaterialiseError {
     /// The vector would exceed a bound the harness keeps to protect itself.
     #[error("not applicable: {0}")]
     HarnessBound(String),
+    /// The vector is sized from a window or size the manifest does not declare: not the SUT's
+    /// choice (it must document them, e.g. swp-rpc §6), so the vector is left untested.
+    #[error("not applicable: {0}")]
+    Undeclared(String),
     /// The vector itself is wrong.
     #[error("{0}")]
     Invalid(String),
@@ -176,7 +180,7 @@ pub enum MaterialiseError {
 impl From<ExprError> for MaterialiseError {
     fn from(e: ExprError) -> Self {
         match e {
-            ExprError::Undeclared(_) => MaterialiseError::NotApplicable(e.to_string()),
+            ExprError::Undeclared(_) => MaterialiseError::Undeclared(e.to_string()),
             ExprError::Range(_) | ExprError::DivZero(_) => {
                 MaterialiseError::NotApplicable(format!("{e} with this SUT's limits"))
             }

@@ -339,9 +339,11 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
         };
         match materialize::materialise(&v, &params) {
             Ok(s) => steps(&mut out, &s),
-            Err(MaterialiseError::NotApplicable(why) | MaterialiseError::HarnessBound(why)) => {
-                writeln!(out, "  not applicable: {why}").unwrap()
-            }
+            Err(
+                MaterialiseError::NotApplicable(why)
+                | MaterialiseError::HarnessBound(why)
+                | MaterialiseError::Undeclared(why),
+            ) => writeln!(out, "  not applicable: {why}").unwrap(),
             Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.id),
         }
     }

@@ -211,3 +211,69 @@ fn accepting_a_state_whose_parent_is_missing_is_caught() {
         set(&["state_0003"])
     );
 }
+
+/// A window or size the manifest does not declare leaves the vectors sized from it untested,
+/// so a class that needs them stays incomplete: the SUT owes these values (swp-rpc §6 asks it
+/// to document its replay window). A declared value too large for a vector is its choice.
+#[test]
+fn vectors_sized_from_an_undeclared_window_are_untested_not_the_suts_choice() {
+    use swp_conform::model::NaCause;
+    let cat = catalog();
+    let path = common::root().join("implementations/manifests/reference-tls.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let parse = |t: &str| Sut::parse(t, &path, None).unwrap_or_else(|e| panic!("{e}"));
+    let vector = |id: &str| {
+        &cat.vectors
+            .iter()
+            .find(|v| v.vector.id.starts_with(id))
+            .unwrap()
+            .vector
+    };
+    let cause = |sut: &Sut, id: &str| method::applicability(vector(id), sut).map(|na| na.cause);
+
+    let windows = [
+        "RPC_REPLAY_WINDOW_MS",
+        "ARTIFACT_UPLOAD_MAX_BYTES",
+        "ARTIFACT_CHUNK_BYTES",
+        "EVENTS_TICKS_COUNT",
+    ];
+    let undeclared = parse(
+        &text
+            .lines()
+            .filter(|l| {
+                !windows
+                    .iter()
+                    .any(|w| l.trim_start().starts_with(&format!("{w}:")))
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    for id in [
+        "rpc_0104",
+        "artifact_0002",
+        "artifact_0003",
+        "artifact_0005",
+        "artifact_0006",
+    ] {
+        assert_eq!(cause(&undeclared, id), Some(NaCause::Untested), "{id}");
+    }
+    // A count named in a step rather than in `holds` is found when the vector is built.
+    let v = vector("events_0102");
+    assert_eq!(cause(&undeclared, "events_0102"), None);
+    let filled = swp_conform::placeholders::fill(v, &undeclared.manifest.params).unwrap();
+    let built = swp_conform::materialize::materialise(&filled, &undeclared.params(0));
+    assert!(
+        matches!(
+            built,
+            Err(swp_conform::materialize::MaterialiseError::Undeclared(_))
+        ),
+        "{built:?}"
+    );
+
+    let long = parse(&text.replace(
+        "RPC_REPLAY_WINDOW_MS: 1000",
+        "RPC_REPLAY_WINDOW_MS: 86400000",
+    ));
+    assert_eq!(cause(&long, "rpc_0104"), Some(NaCause::SutChoice));
+    assert_eq!(cause(&long, "rpc_0005"), None);
+}

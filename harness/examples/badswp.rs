@@ -14,6 +14,7 @@
 //! | `obs-mutate-tracestate` | the tracestate of every OBS_DOC comes back with its entries reversed | OBS-003, OBS-007 |
 //! | `artifact-reorder-chunks` | the second and third chunk of every transfer swap places | ARTIFACT-008 |
 //! | `artifact-accept-corrupt` | the reject of a transfer whose octets miss the offered hash is swallowed | ARTIFACT-010 |
+//! | `artifact-resume-late` | a GET by resume token resumes one chunk past the point the token names | ARTIFACT-005, ARTIFACT-011 |
 //! | `state-alter-answer` | a stored blob comes back from STATE_GET with one octet changed | STATE-005 |
 //! | `state-accept-missing-parent` | the reject of a state naming a parent not held is swallowed | STATE-003 |
 //!
@@ -167,6 +168,22 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
                 swp_profiles::obs::trace::parse_traceparent(&x.traceparent).is_err()
             });
             (!invalid).then_some(env)
+        }
+        ("artifact-resume-late", 14, 2) => {
+            use swp_profiles::artifact::chunking::{parse_resume_token, resume_token};
+            let Ok(mut g) = artifact::ArtGet::decode(&env.payload[..]) else {
+                return Some(env);
+            };
+            let Some(mut p) = parse_resume_token(&g.artifact_id, &g.resume_token) else {
+                return Some(env);
+            };
+            // The reference's chunks are 4,096 octets; one chunk on, if any is left.
+            if p.next_offset + 4096 < p.end {
+                p.next_index += 1;
+                p.next_offset += 4096;
+                g.resume_token = resume_token(&g.artifact_id, &p);
+            }
+            Some(with_payload(&env, g.encode_to_vec()))
         }
         ("artifact-accept-corrupt", 14, 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "offered hash");

@@ -54,6 +54,7 @@ params:
   ARTIFACT_BYTES: 100000
   ARTIFACT_CHUNK_BYTES: 4096
   ARTIFACT_UPLOAD_MAX_BYTES: 1048576
+  ARTIFACT_RESUME_TOKEN: "r1.2.8192.100000.873d99fa"
   STATE_ID_SCHEME: sha256
   STATE_ROOT_ID: "hex:c0c0460e5bf81a1b87defa96769884de54e0a0916e06f2364033f2b71b93d5b6"
   STATE_CHILD_ID: "hex:e7e1721db83f831a38cd4b192dc65cf17a156a5a47c2401b507186a72d3cd2b3"
@@ -184,7 +185,15 @@ fn mutating_unknown_tracestate_entries_is_caught() {
 fn chunks_sent_out_of_order_are_caught() {
     assert_eq!(
         failing("artifact-reorder-chunks", &["artifact"]),
-        set(&["artifact_0001", "artifact_0004"])
+        set(&["artifact_0001", "artifact_0004", "artifact_0106"])
+    );
+}
+
+#[test]
+fn resuming_past_the_point_a_token_names_is_caught() {
+    assert_eq!(
+        failing("artifact-resume-late", &["artifact"]),
+        set(&["artifact_0106"])
     );
 }
 

@@ -549,6 +549,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         | Expect::NoResponse(_)
         | Expect::Translated(_)
         | Expect::TranslationError(_)
+        | Expect::OneOf(_)
         | Expect::Arrives(_) => {
             return Err(MaterialiseError::Invalid(
                 "`response`/`no_response`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),

@@ -638,11 +638,12 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
         "{junit}"
     );
     // A listed vector failing with another observation fails the run.
+    assert!(yaml.contains("observed: \"accepted\""), "{yaml}");
     std::fs::write(
         &base,
         yaml.replace(
-            "reject ERR_INVALID_MCP_PAYLOAD",
-            "reject ERR_SOMETHING_ELSE",
+            "observed: \"accepted\"",
+            "observed: \"reject ERR_SOMETHING_ELSE\"",
         ),
     )
     .unwrap();

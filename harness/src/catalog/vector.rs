@@ -473,6 +473,11 @@ pub enum Expect {
     Translated(Box<super::mcpx::TranslatedSpec>),
     /// The translator refuses with this typed error (method `translate`).
     TranslationError(super::mcpx::TranslationErrorSpec),
+    /// Any one of these `translated` / `translation_error` outcomes (method `translate`):
+    /// where the rule forbids an outcome but leaves the choice among others open (an
+    /// elicitation toward an older client may be declined, cancelled, answered with an error
+    /// or refused; it must never reach the client).
+    OneOf(Vec<Expect>),
     /// The next JSON-RPC line arriving at the harness's `side` is exactly this (method
     /// `mcp_proxy`).
     Arrives(Box<super::mcpx::ArrivesSpec>),

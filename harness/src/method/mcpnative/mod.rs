@@ -47,6 +47,9 @@ struct Conv<'a> {
     read_total: u64,
     closed: Option<String>,
     transcript: Vec<TranscriptEntry>,
+    /// Whether the server has answered anything yet: its first answer also waits out its
+    /// start-up (an interpreter loading its SDK on a loaded machine), so it gets `start_ms`.
+    answered: bool,
 }
 
 /// The client end of the transport.
@@ -368,7 +371,12 @@ impl Conv<'_> {
     fn expect_response(&mut self, r: &ResponseSpec) -> Result<String, Stop> {
         let pv = vars_of(self.spec);
         let exp = describe_response(r, &pv);
-        let deadline = Instant::now() + Duration::from_millis(self.spec.timing.step_ms);
+        let wait_ms = if self.answered {
+            self.spec.timing.step_ms
+        } else {
+            self.spec.timing.step_ms.max(self.spec.timing.start_ms)
+        };
+        let deadline = Instant::now() + Duration::from_millis(wait_ms);
         let mut others: Vec<String> = Vec::new();
         loop {
             let m = match self.next(deadline)? {
@@ -380,10 +388,7 @@ impl Conv<'_> {
                     };
                     return Err(Stop(
                         Verdict::Fail,
-                        format!(
-                            "no response with id {} within {} ms",
-                            r.id, self.spec.timing.step_ms
-                        ),
+                        format!("no response with id {} within {wait_ms} ms", r.id),
                         exp,
                         obs,
                     ));
@@ -394,6 +399,7 @@ impl Conv<'_> {
                 Some(Msg::Response(v, status)) => (v, status),
             };
             let (m, status) = m;
+            self.answered = true;
             let obs = short(&m.to_string());
             if m.get("id") != Some(&r.id) {
                 others.push(m.get("id").map_or("(none)".into(), Value::to_string));
@@ -562,6 +568,7 @@ impl TestMethod for McpNativeMethod<'_> {
             hard_deadline: start_t + Duration::from_millis(self.spec.timing.vector_ms),
             read_total: 0,
             closed: None,
+            answered: false,
             transcript: Vec::new(),
         };
         conv.log(Dir::Note, &format!("started {}", self.describe()));

@@ -14,7 +14,8 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// Triggers of optional features: a manifest without one declares that the SUT lacks the
 /// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
 /// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
-/// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4;
+/// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
+/// SWP-STATE's optional STATE_DELTA, §2;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
     "STREAM_METHOD",
@@ -30,6 +31,7 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_TICKS_FILTER",
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
+    "STATE_DELTA_ID",
 ];
 
 /// The manifest's values.

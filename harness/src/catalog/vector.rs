@@ -97,6 +97,10 @@ pub struct Vector {
     /// How an MCP proxy under test is configured for this vector (method `mcp_proxy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<super::mcpx::ProxySpec>,
+    /// The vector needs the SUT to itself: `run --jobs N` runs it alone, after the others
+    /// (a rate limit counts every frame the SUT receives, not only this vector's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }

@@ -24,9 +24,11 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct Select {
-    /// Vector catalog directory (default: ./vectors, else the workspace's vectors/).
+    /// Vector directory: the YAML catalog (default: ./vectors, else the workspace's
+    /// vectors/) or a spec kit published set (`<id>.json` + `<id>.bin`), detected by its
+    /// shape. Give it twice to run a published set with the catalog.
     #[arg(long)]
-    vectors: Option<PathBuf>,
+    vectors: Vec<PathBuf>,
     /// Comma-separated id globs, e.g. `core_*,e1_0002*`.
     #[arg(long)]
     filter: Vec<String>,
@@ -86,9 +88,9 @@ enum Cmd {
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
-        /// Vector catalog directory.
+        /// Vector directories, as for `run`.
         #[arg(long)]
-        vectors: Option<PathBuf>,
+        vectors: Vec<PathBuf>,
         /// Reports and `evidence-<class>.tar.gz` go here.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -108,9 +110,9 @@ enum Cmd {
         /// Shard report.json files (K = 1..N, each once).
         #[arg(required = true)]
         reports: Vec<PathBuf>,
-        /// Vector catalog directory (must be the one the shards ran).
+        /// Vector directories (must be the ones the shards ran).
         #[arg(long)]
-        vectors: Option<PathBuf>,
+        vectors: Vec<PathBuf>,
         /// Write the merged reports into DIR.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -145,10 +147,8 @@ struct Change {
     jobs: u16,
 }
 
-fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
-    if let Some(d) = arg {
-        return d.clone();
-    }
+/// The YAML catalog used when `--vectors` names none: ./vectors, else the workspace's.
+fn default_catalog() -> PathBuf {
     let here = PathBuf::from("vectors");
     if here.is_dir() {
         here
@@ -157,8 +157,13 @@ fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
     }
 }
 
+/// The catalog and published sets `--vectors` names, each detected by its shape.
+fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
+    Ok(catalog::load_sets(dirs, &default_catalog())?)
+}
+
 fn load(sel: &Select) -> Result<Catalog, CliError> {
-    Ok(catalog::load::load(&catalog_dir(&sel.vectors))?)
+    load_vectors(&sel.vectors)
 }
 
 fn selection(sel: &Select) -> Selection {
@@ -218,21 +223,6 @@ struct RunArgs<'a> {
 }
 
 fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
-    let dir = catalog_dir(&sel.vectors);
-    if swp_conform::legacy::is_legacy_dir(&dir) {
-        if a.change.baseline.is_some() || a.change.shard.is_some() {
-            return Err(CliError::Usage(
-                "--baseline and --shard apply to YAML catalogs, not legacy sets".into(),
-            ));
-        }
-        let out = Some(a.out.to_path_buf());
-        return Ok(swp_conform::legacy::run_cli(
-            &dir,
-            a.sut,
-            &out,
-            a.timeout_ms,
-        )?);
-    }
     let cat = load(sel)?;
     let sut = load_sut(a.sut)?;
     let plan = select(&cat, &selection(sel))?;
@@ -276,11 +266,11 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
 fn claim(
     class: Class,
     sut_path: &Option<PathBuf>,
-    vectors: &Option<PathBuf>,
+    vectors: &[PathBuf],
     out: &Path,
     timeout_ms: u64,
 ) -> Result<bool, CliError> {
-    let cat = catalog::load::load(&catalog_dir(vectors))?;
+    let cat = load_vectors(vectors)?;
     let sut = load_sut(sut_path)?;
     std::fs::create_dir_all(out).map_err(io_error(out))?;
     let cancel = Cancel::new();
@@ -369,9 +359,7 @@ fn main() -> ExitCode {
             reports,
             vectors,
             out,
-        } => catalog::load::load(&catalog_dir(vectors))
-            .map_err(CliError::from)
-            .and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
+        } => load_vectors(vectors).and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
         Cmd::List { sel } => list(sel),
         Cmd::Trace { sel, uncovered } => load(sel).map(|cat| {
             print!("{}", swp_conform::trace::render(&cat, *uncovered));

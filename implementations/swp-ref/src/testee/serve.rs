@@ -17,6 +17,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "decode",
     "translate",
     "shutdown",
+    "validate:1",
     "validate:2",
     "validate:12",
     "validate:13",

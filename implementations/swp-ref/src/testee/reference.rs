@@ -290,9 +290,12 @@ mod tests {
 
     #[test]
     fn other_profiles_cannot_be_validated() {
-        assert_eq!(
-            ProfileCheck::new(&[12], P1PayloadForm::Message).err(),
-            Some(ConfigError::Validate(12))
-        );
+        // SWP-AGDISC (10) has no machine yet; 99 is no profile at all.
+        for p in [10, 99] {
+            assert_eq!(
+                ProfileCheck::new(&[12, p], P1PayloadForm::Message).err(),
+                Some(ConfigError::Validate(p))
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod evaluate;
 pub mod expr;
 pub mod frames;
+pub mod load;
 pub mod materialize;
 pub mod method;
 pub mod model;

@@ -117,6 +117,35 @@ enum Cmd {
         #[arg(long, default_value = "out")]
         out: PathBuf,
     },
+    /// Load a session-method endpoint: N connections × K probes in flight for a duration;
+    /// report throughput, latency percentiles, errors, lost replies and the SUT's resources.
+    /// Exit 0 when nothing was lost and nothing failed, 1 otherwise, 2 on usage errors.
+    Load {
+        /// SUT manifest (kind endpoint, with a `session.probe`).
+        #[arg(long)]
+        sut: PathBuf,
+        /// Connections (N); a stdio endpoint has one.
+        #[arg(long, default_value_t = 1)]
+        connections: u32,
+        /// Requests in flight per connection (K).
+        #[arg(long = "in-flight", default_value_t = 1)]
+        in_flight: u32,
+        /// How long requests are sent, e.g. 60s, 500ms, 2m.
+        #[arg(long, default_value = "10s", value_parser = duration_arg)]
+        duration: Duration,
+        /// How long unanswered requests are awaited after the duration.
+        #[arg(long, default_value = "2s", value_parser = duration_arg)]
+        drain: Duration,
+        /// A request unanswered this long is lost (default: the manifest's step_ms).
+        #[arg(long = "reply-timeout", value_parser = duration_arg)]
+        reply_timeout: Option<Duration>,
+        /// How often the SUT's memory and descriptors are sampled.
+        #[arg(long = "sample-every", default_value = "1s", value_parser = duration_arg)]
+        sample_every: Duration,
+        /// Write load-report.json and load-report.md (and the SUT's logs) into DIR.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+    },
     /// Write the JSON Schemas of the file formats to DIR.
     Schema {
         /// Output directory.
@@ -316,6 +345,34 @@ fn list(sel: &Select) -> Result<bool, CliError> {
     Ok(true)
 }
 
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    swp_conform::load::report::parse_duration(s)
+}
+
+/// `load`: usage and manifest problems are errors (status 2); a run that did not hold, or
+/// an endpoint that could not be started or reached, is status 1 with the reason on stderr.
+fn load_cmd(sut: &Path, opts: &swp_conform::load::LoadOptions) -> Result<bool, CliError> {
+    use swp_conform::load::{self as l, LoadError};
+    let sut = Sut::load(sut)?;
+    let cancel = Cancel::new();
+    swp_conform::connect::process::install_interrupt_handler(&cancel);
+    match l::run(&sut, opts, &cancel) {
+        Ok(r) => {
+            print!("{}", r.summary());
+            println!("report: {}", opts.out.join("load-report.json").display());
+            for why in &r.reasons {
+                eprintln!("swp-conform: load did not hold: {why}");
+            }
+            Ok(r.held)
+        }
+        Err(LoadError::Usage(m)) => Err(CliError::Usage(m)),
+        Err(LoadError::Setup(m)) => {
+            eprintln!("swp-conform: load: {m}");
+            Ok(false)
+        }
+    }
+}
+
 fn schema(dir: &Path) -> Result<bool, CliError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     for (name, text) in swp_conform::schema::all() {
@@ -365,6 +422,27 @@ fn main() -> ExitCode {
             print!("{}", swp_conform::trace::render(&cat, *uncovered));
             true
         }),
+        Cmd::Load {
+            sut,
+            connections,
+            in_flight,
+            duration,
+            drain,
+            reply_timeout,
+            sample_every,
+            out,
+        } => load_cmd(
+            sut,
+            &swp_conform::load::LoadOptions {
+                connections: *connections,
+                in_flight: *in_flight,
+                duration: *duration,
+                drain: *drain,
+                reply_timeout: *reply_timeout,
+                sample_every: *sample_every,
+                out: out.clone(),
+            },
+        ),
         Cmd::Schema { dir } => schema(dir),
     };
     match r {

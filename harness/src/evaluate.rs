@@ -83,6 +83,20 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                 each.join("; ")
             }
             Expectation::ErrorJson(j) => format!("error frame payload containing {j}"),
+            Expectation::Flow(items) => {
+                let each: Vec<String> = items
+                    .iter()
+                    .map(|f| {
+                        let name = crate::p1::parts(&f.spec).map_or("?", |(n, _, _)| n);
+                        if f.count == 1 {
+                            name.to_owned()
+                        } else {
+                            format!("{} x {name}", f.count)
+                        }
+                    })
+                    .collect();
+                format!("{}, then nothing more", each.join(", "))
+            }
             Expectation::Stream(st) => format!(
                 "at least {} partial output(s){}, then the terminal response on the request's msg_id",
                 st.min_partials,

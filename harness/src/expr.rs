@@ -20,7 +20,7 @@ pub enum ExprError {
         expected: &'static str,
     },
     /// A name that is not a parameter at all.
-    #[error("unknown parameter ${{{0}}}; known: MAX_FRAME_BYTES, MIN_MSG_ID_BYTES, MAX_MSG_ID_BYTES, MAX_EXT_BYTES, MAX_PAYLOAD_BYTES, MAX_CLOCK_SKEW_MS, NOW_MS, RATE_LIMIT_FRAMES, RATE_LIMIT_WINDOW_MS, CORE_PROFILE_ID")]
+    #[error("unknown parameter ${{{0}}}; known: {known}", known = PARAM_NAMES.join(", "))]
     UnknownParam(String),
     /// A known parameter the SUT does not declare (the vector is then not applicable).
     #[error("the SUT declares no value for ${{{0}}}")]
@@ -28,6 +28,9 @@ pub enum ExprError {
     /// The value left the u64 range.
     #[error("expression {0:?} evaluates outside 0..=2^64-1")]
     Range(String),
+    /// A division by zero.
+    #[error("expression {0:?} divides by zero")]
+    DivZero(String),
 }
 
 /// Every parameter name a vector may use.
@@ -43,6 +46,28 @@ pub const PARAM_NAMES: &[&str] = &[
     "RATE_LIMIT_WINDOW_MS",
     "CORE_PROFILE_ID",
     "P1_WRAPPER",
+    "RPC_REPLAY_WINDOW_MS",
+    "RPC_STREAM_ITEMS",
+    "EVENTS_ID_RETENTION_MS",
+    "EVENTS_TICKS_COUNT",
+    "EVENTS_BATCH_COUNT",
+    "ARTIFACT_CHUNK_BYTES",
+    "ARTIFACT_BYTES",
+    "ARTIFACT_UPLOAD_MAX_BYTES",
+];
+
+/// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
+/// implementation-defined windows and sizes of the SWP-* profiles, which vectors are sized
+/// from (docs/sut-manifest.md).
+pub const MANIFEST_PARAM_NAMES: &[&str] = &[
+    "RPC_REPLAY_WINDOW_MS",
+    "RPC_STREAM_ITEMS",
+    "EVENTS_ID_RETENTION_MS",
+    "EVENTS_TICKS_COUNT",
+    "EVENTS_BATCH_COUNT",
+    "ARTIFACT_CHUNK_BYTES",
+    "ARTIFACT_BYTES",
+    "ARTIFACT_UPLOAD_MAX_BYTES",
 ];
 
 struct Parser<'a> {
@@ -91,10 +116,20 @@ impl Parser<'_> {
 
     fn product(&mut self) -> Result<i128, ExprError> {
         let mut v = self.atom()?;
-        while self.eat("*") {
-            v = v.checked_mul(self.atom()?).ok_or_else(|| self.range())?;
+        loop {
+            if self.eat("*") {
+                v = v.checked_mul(self.atom()?).ok_or_else(|| self.range())?;
+            } else if self.eat("/") {
+                // Floor division of the non-negative sizes vectors use (chunk counts).
+                let d = self.atom()?;
+                if d == 0 {
+                    return Err(ExprError::DivZero(self.src.to_owned()));
+                }
+                v = v.div_euclid(d);
+            } else {
+                return Ok(v);
+            }
         }
-        Ok(v)
     }
 
     fn range(&self) -> ExprError {
@@ -206,6 +241,9 @@ mod tests {
         assert_eq!(eval("2 * (${MIN_MSG_ID_BYTES} - 3)", &p), Ok(10));
         assert_eq!(eval("min(${MAX_FRAME_BYTES}, 7) + max(1, 2)", &p), Ok(9));
         assert_eq!(eval("  42 ", &p), Ok(42));
+        assert_eq!(eval("(${MAX_FRAME_BYTES} + 7 - 1) / 7", &p), Ok(15));
+        assert_eq!(eval("2 * 9 / 4", &p), Ok(4));
+        assert!(matches!(eval("1 / 0", &p), Err(ExprError::DivZero(_))));
     }
 
     #[test]

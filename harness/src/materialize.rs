@@ -98,12 +98,27 @@ pub enum Expectation {
     Stream(crate::catalog::vector::StreamSpec),
     /// An A2A agent runs these tasks to their terminal Results.
     A2aTasks(Vec<crate::catalog::vector::TaskOutcome>),
+    /// The SWP-* messages the endpoint sends next, judged by their profiles' machines.
+    Flow(Vec<FlowItem>),
     /// The identity probe's answer reports the client identity.
     Identity,
     /// The sent octets arrive unchanged on the other side.
     Forwarded,
     /// The sent frame's payload (and profile_id, msg_type) arrive on the other side.
     ForwardedPayload,
+}
+
+/// One message pattern of a `flow` expectation, concrete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowItem {
+    /// The message and the fields it must carry.
+    pub spec: crate::p1::P1Spec,
+    /// Its profile.
+    pub profile_id: u64,
+    /// Its msg_type.
+    pub msg_type: u64,
+    /// How many consecutive messages match.
+    pub count: u64,
 }
 
 /// What a reply frame must look like.
@@ -153,6 +168,10 @@ pub enum MaterialiseError {
     /// The vector would exceed a bound the harness keeps to protect itself.
     #[error("not applicable: {0}")]
     HarnessBound(String),
+    /// The vector is sized from a window or size the manifest does not declare: not the SUT's
+    /// choice (it must document them, e.g. swp-rpc §6), so the vector is left untested.
+    #[error("not applicable: {0}")]
+    Undeclared(String),
     /// The vector itself is wrong.
     #[error("{0}")]
     Invalid(String),
@@ -161,8 +180,8 @@ pub enum MaterialiseError {
 impl From<ExprError> for MaterialiseError {
     fn from(e: ExprError) -> Self {
         match e {
-            ExprError::Undeclared(_) => MaterialiseError::NotApplicable(e.to_string()),
-            ExprError::Range(_) => {
+            ExprError::Undeclared(_) => MaterialiseError::Undeclared(e.to_string()),
+            ExprError::Range(_) | ExprError::DivZero(_) => {
                 MaterialiseError::NotApplicable(format!("{e} with this SUT's limits"))
             }
             _ => MaterialiseError::Invalid(e.to_string()),
@@ -556,6 +575,23 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             p1_canonical: r.p1_canonical,
         }),
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
+        Expect::Flow(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for m in items {
+                let (profile_id, msg_type) = crate::p1::class_of(&m.p1)
+                    .map_err(|e| MaterialiseError::Invalid(e.to_string()))?;
+                // The fields are checked now (a placeholder-filled number that does not fit
+                // is the vector's problem, not the SUT's).
+                crate::p1::encode(&m.p1).map_err(|e| MaterialiseError::Invalid(e.to_string()))?;
+                out.push(FlowItem {
+                    spec: m.p1.clone(),
+                    profile_id,
+                    msg_type,
+                    count: m.repeat.as_ref().map(|n| ctx.num(n)).transpose()?.unwrap_or(1),
+                });
+            }
+            Expectation::Flow(out)
+        }
         Expect::Stream(st) => Expectation::Stream((**st).clone()),
         Expect::ErrorJson(j) => Expectation::ErrorJson(j.clone()),
     }))

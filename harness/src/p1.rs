@@ -201,6 +201,26 @@ pub fn bytes_value(s: &str) -> Result<Vec<u8>, P1Error> {
     }
 }
 
+/// An integer field's value: a number, or a string holding an integer expression. A vector
+/// writes `"2 * ${ARTIFACT_CHUNK_BYTES}"`; the manifest's value replaces the placeholder
+/// before encoding, and while the vector is only being checked (placeholders unfilled)
+/// every parameter stands for 2^20, so the expression's shape is still checked.
+fn integer(v: &Json) -> Option<i128> {
+    match v {
+        Json::String(s) => {
+            let probe: crate::expr::Params = crate::expr::PARAM_NAMES
+                .iter()
+                .map(|&n| (n, 1u64 << 20))
+                .collect();
+            crate::expr::eval(s, &probe).ok().map(i128::from)
+        }
+        _ => v
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| v.as_u64().map(i128::from)),
+    }
+}
+
 fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, P1Error> {
     let name = field.name();
     let bad = || spec_err(format!("field {name}: {v} is not a valid {kind:?}"));
@@ -212,17 +232,25 @@ fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, P1Err
         Kind::String => Value::String(v.as_str().ok_or_else(bad)?.to_owned()),
         Kind::Bool => Value::Bool(v.as_bool().ok_or_else(bad)?),
         Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(
-            v.as_i64()
+            integer(v)
                 .and_then(|n| i32::try_from(n).ok())
                 .ok_or_else(bad)?,
         ),
-        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(v.as_i64().ok_or_else(bad)?),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(
+            integer(v)
+                .and_then(|n| i64::try_from(n).ok())
+                .ok_or_else(bad)?,
+        ),
         Kind::Uint32 | Kind::Fixed32 => Value::U32(
-            v.as_u64()
+            integer(v)
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(bad)?,
         ),
-        Kind::Uint64 | Kind::Fixed64 => Value::U64(v.as_u64().ok_or_else(bad)?),
+        Kind::Uint64 | Kind::Fixed64 => Value::U64(
+            integer(v)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(bad)?,
+        ),
         Kind::Float => Value::F32(v.as_f64().ok_or_else(bad)? as f32),
         Kind::Double => Value::F64(v.as_f64().ok_or_else(bad)?),
         Kind::Enum(e) => match v {
@@ -358,6 +386,23 @@ pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     }
 }
 
+/// The (profile_id, msg_type) a P1 message is the payload of, by its name or alias: the
+/// message class a `flow` expectation waits for.
+pub fn class_of(spec: &P1Spec) -> Result<(u64, u64), P1Error> {
+    let (name, _, _) = parts(spec)?;
+    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    swp_profiles::p1::MESSAGE_FOR
+        .iter()
+        .find(|(_, _, n)| *n == desc.full_name())
+        .map(|(p, t, _)| (*p, *t))
+        .ok_or_else(|| {
+            spec_err(format!(
+                "{} is not the payload of any msg_type",
+                desc.full_name()
+            ))
+        })
+}
+
 /// A short rendering of a field value for failure messages.
 pub fn show(v: &Value) -> String {
     match v {
@@ -409,6 +454,29 @@ mod tests {
             &h,
         )
         .unwrap();
+    }
+
+    #[test]
+    fn integers_may_be_expressions_and_names_give_the_class() {
+        let s = spec(
+            json!({"artifact.ArtGet": {"artifact_id": "a", "start": "2 * 4096", "end": 9000}}),
+        );
+        let b = encode(&s).unwrap();
+        check(
+            &spec(json!({"swp.p1.swp.artifact.v1.ArtGet": {"start": 8192}})),
+            &b,
+        )
+        .unwrap();
+        // Unfilled placeholders still check the expression's shape.
+        encode(&spec(
+            json!({"artifact.ArtGet": {"start": "${ARTIFACT_CHUNK_BYTES} + 1"}}),
+        ))
+        .unwrap();
+        assert!(encode(&spec(json!({"artifact.ArtGet": {"start": "2 *"}}))).is_err());
+        assert_eq!(class_of(&s), Ok((14, 2)));
+        assert_eq!(class_of(&spec(json!({"rpc.RpcResp": {}}))), Ok((12, 2)));
+        assert_eq!(class_of(&spec(json!({"a2a.Result": {}}))), Ok((2, 4)));
+        assert!(class_of(&spec(json!({"events.EventRecord": {}}))).is_err());
     }
 
     #[test]

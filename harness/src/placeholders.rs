@@ -12,8 +12,27 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 
 /// Triggers of optional features: a manifest without one declares that the SUT lacks the
-/// feature, which the spec allows (MCP mapping §7: "if incremental output is supported").
-pub const FEATURE_PARAMS: &[&str] = &["STREAM_METHOD", "STREAM_PARAMS", "STREAM_FAIL_PARAMS"];
+/// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
+/// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
+/// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
+/// SWP-STATE's optional STATE_DELTA, §2;
+/// docs/spec-issues.md SI-026).
+pub const FEATURE_PARAMS: &[&str] = &[
+    "STREAM_METHOD",
+    "STREAM_PARAMS",
+    "STREAM_FAIL_PARAMS",
+    "RPC_STREAM_METHOD",
+    "RPC_STREAM_PARAMS",
+    "RPC_SLOW_METHOD",
+    "RPC_SLOW_PARAMS",
+    "RPC_CANCEL_CODE",
+    "RPC_GATED_METHOD",
+    "EVENTS_ECHO_FILTER",
+    "EVENTS_TICKS_FILTER",
+    "EVENTS_BATCH_FILTER",
+    "ARTIFACT_RESUME_TOKEN",
+    "STATE_DELTA_ID",
+];
 
 /// The manifest's values.
 pub type Params = BTreeMap<String, Value>;
@@ -143,10 +162,18 @@ fn visit_mut(v: &mut Vector, f: &mut dyn FnMut(&mut Value)) {
                     if let Some(d) = &mut r.payload {
                         data_json(d, f);
                     }
+                    if let Some(spec) = &mut r.payload_p1 {
+                        p1_json(spec, f);
+                    }
                 }
                 Expect::Stream(st) => {
                     if let Some(j) = &mut st.terminal_json {
                         f(j);
+                    }
+                }
+                Expect::Flow(items) => {
+                    for m in items {
+                        p1_json(&mut m.p1, f);
                     }
                 }
                 Expect::Accept(a) => {
@@ -203,8 +230,20 @@ fn fields_json(fs: &mut FieldsSpec, f: &mut dyn FnMut(&mut Value)) {
 }
 
 fn data_json(d: &mut Data, f: &mut dyn FnMut(&mut Value)) {
-    if let Data::Json(j) = d {
-        f(j);
+    match d {
+        Data::Json(j) => f(j),
+        Data::P1(spec) => p1_json(spec, f),
+        _ => {}
+    }
+}
+
+/// A P1 spec's field values (`{rpc.RpcReq: {method: "${RPC_ECHO_METHOD}"}}`): the SUT's
+/// names for the things SWP-* vectors need (docs/profiles.md).
+fn p1_json(spec: &mut crate::p1::P1Spec, f: &mut dyn FnMut(&mut Value)) {
+    let mut j = Value::Object(std::mem::take(spec));
+    f(&mut j);
+    if let Value::Object(m) = j {
+        *spec = m;
     }
 }
 
@@ -228,6 +267,29 @@ mod tests {
             j,
             json!({"method": "tools/fail", "params": {"count": 3}, "note": "x tools/fail y"})
         );
+    }
+
+    #[test]
+    fn p1_payloads_take_the_manifest_names() {
+        let yaml = r#"
+id: rpc_0000_x
+title: t
+namespace: rpc
+requirements: []
+methods: [session]
+steps:
+  - send: {frame: {payload: {p1: {rpc.RpcReq: {rpc_id: r, method: "${M}"}}}}}
+    expect: {flow: [{p1: {rpc.RpcResp: {result: "got ${M}"}}}]}
+"#;
+        let v: Vector = serde_saphyr::from_str(yaml).unwrap();
+        let filled = fill(&v, &params()).unwrap();
+        let text = serde_json::to_string(&filled.steps).unwrap();
+        assert!(text.contains(r#""method":"tools/fail""#), "{text}");
+        assert!(text.contains(r#""result":"got tools/fail""#), "{text}");
+        assert!(matches!(
+            fill(&v, &Params::new()),
+            Err(FillError::Missing(m)) if m.contains("M")
+        ));
     }
 
     #[test]

@@ -226,6 +226,19 @@ fn expectation(e: &Expectation) -> String {
         Expectation::Stream(st) => {
             format!("stream {}", serde_json::to_string(st).unwrap_or_default())
         }
+        Expectation::Flow(items) => {
+            let each: Vec<String> = items
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}x {}",
+                        f.count,
+                        serde_json::to_string(&f.spec).unwrap_or_default()
+                    )
+                })
+                .collect();
+            format!("flow [{}]", each.join(", "))
+        }
     }
 }
 
@@ -326,9 +339,11 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
         };
         match materialize::materialise(&v, &params) {
             Ok(s) => steps(&mut out, &s),
-            Err(MaterialiseError::NotApplicable(why) | MaterialiseError::HarnessBound(why)) => {
-                writeln!(out, "  not applicable: {why}").unwrap()
-            }
+            Err(
+                MaterialiseError::NotApplicable(why)
+                | MaterialiseError::HarnessBound(why)
+                | MaterialiseError::Undeclared(why),
+            ) => writeln!(out, "  not applicable: {why}").unwrap(),
             Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.id),
         }
     }

@@ -495,17 +495,17 @@ fn claim_c2_over_tls_passes_with_the_a2a_namespace() {
 
 #[test]
 fn claim_of_a_class_without_vectors_is_refused_with_the_reason() {
-    let out = out_dir("claim-c3");
-    let o = bin(&["claim", "--class", "C3", "--out", out.to_str().unwrap()]);
+    let out = out_dir("claim-c5");
+    let o = bin(&["claim", "--class", "C5", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        stdout.starts_with("no claim: C3")
+        stdout.starts_with("no claim: C5")
             && stdout.contains("unclaimable: no vectors in the catalog yet for"),
         "{stdout}"
     );
-    assert!(!stdout.contains("SWP C3"));
-    let entries = bundle_entries(&out.join("evidence-C3.tar.gz"));
+    assert!(!stdout.contains("SWP C5"));
+    let entries = bundle_entries(&out.join("evidence-C5.tar.gz"));
     let claim = &entries
         .iter()
         .find(|(n, _)| n.ends_with("claim.json"))

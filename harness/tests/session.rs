@@ -290,7 +290,8 @@ fn run_relay(mode: &str) -> Vec<swp_conform::model::VectorResult> {
                 && v.vector.methods.contains(&Method::Session)
         })
         .collect();
-    assert_eq!(plan.len(), 3, "the relay vectors");
+    // mcp_0001, mcp_0002, mcp_0015 and obs_0002 (a trace context through the intermediary).
+    assert_eq!(plan.len(), 4, "the relay vectors");
     method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap()
 }
 

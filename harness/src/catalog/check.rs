@@ -16,7 +16,7 @@ fn probe_params() -> Params {
 fn check_num(sink: &mut Sink, path: &Path, text: &str, n: &Num, params: &Params) {
     if let Num::Expr(s) = n {
         match expr::eval(s, params) {
-            Ok(_) | Err(ExprError::Range(_)) => {}
+            Ok(_) | Err(ExprError::Range(_) | ExprError::DivZero(_)) => {}
             Err(e) => sink.at(path, text, s, e.to_string()),
         }
     }
@@ -279,7 +279,7 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
     let p = probe_params();
     for c in &v.applies_when.holds {
         match expr::holds(c, &p) {
-            Ok(_) | Err(ExprError::Range(_)) => {}
+            Ok(_) | Err(ExprError::Range(_) | ExprError::DivZero(_)) => {}
             Err(e) => sink.at(path, text, c, e.to_string()),
         }
     }
@@ -373,6 +373,33 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                             if let Err(e) = crate::p1::bytes_value(b) {
                                 sink.at(path, text, b, e.to_string());
                             }
+                        }
+                    }
+                }
+                Expect::Flow(items) => {
+                    if v.methods.iter().any(|m| *m != Method::Session) {
+                        sink.at(
+                            path,
+                            text,
+                            "flow",
+                            "`flow` reads what an endpoint sends: it needs `methods: [session]`"
+                                .into(),
+                        );
+                    }
+                    if items.is_empty() {
+                        sink.at(
+                            path,
+                            text,
+                            "flow",
+                            "`flow` lists at least one message (use `silence` for none)".into(),
+                        );
+                    }
+                    for m in items {
+                        if let Err(e) = crate::p1::encode(&m.p1).and(crate::p1::class_of(&m.p1)) {
+                            sink.at(path, text, "flow", e.to_string());
+                        }
+                        if let Some(n) = &m.repeat {
+                            check_num(sink, path, text, n, &p);
                         }
                     }
                 }

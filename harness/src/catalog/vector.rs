@@ -446,6 +446,15 @@ pub enum Expect {
     A2aTasks(Vec<TaskOutcome>),
     /// No octets arrive for `ms` milliseconds (session).
     Silence(SilenceSpec),
+    /// The SWP-* messages the endpoint sends next (session, profiles 12, 13, 14, 17, 18):
+    /// exactly these, in order, each decoded in the SUT's P1 form and carrying the listed
+    /// fields, then nothing more for a quiet window. Every frame of those profiles the
+    /// harness sent in the vector and every one read here also goes through the profile's
+    /// machine (`swp_profiles`, configured from the manifest's declarations), so what the
+    /// endpoint emits is judged by the profile's rules: one terminal outcome per call, no
+    /// stream item after it, strictly increasing seq_no, replayed outcomes, chunk order,
+    /// range and integrity, state ids, trace context returned unchanged.
+    Flow(Vec<FlowMessage>),
     /// The next frame from the SUT matches (session).
     Reply(Box<ReplySpec>),
     /// The error frame of the `reject` before it in this step carries this JSON (objects
@@ -586,6 +595,19 @@ pub struct StreamSpec {
     /// JSON the terminal response contains (objects by subset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal_json: Option<serde_json::Value>,
+}
+
+/// One message of a `flow` expectation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowMessage {
+    /// The P1 message and the field values it must carry (other fields are not compared):
+    /// `{rpc.RpcResp: {rpc_id: r1, result: hi}}`. Its name gives the profile and msg_type.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub p1: crate::p1::P1Spec,
+    /// How many consecutive messages this pattern matches (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<Num>,
 }
 
 /// What an A2A agent must do with one task (expectation `a2a_tasks`).

@@ -6,7 +6,8 @@ use crate::catalog::vector::{UnknownProfile, Vector};
 use crate::sut::Sut;
 
 /// Why a vector does not apply to this SUT, if it does not. A method the SUT is not driven
-/// by leaves the vector untested; everything else is the SUT's declared choice.
+/// by, or a `holds` condition over a window or size the manifest does not declare, leaves the
+/// vector untested; everything else is the SUT's declared choice.
 pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     // A published fixture's own assumptions (process check, one frame of multi-frame
     // behaviour, its limits and clock) decide first.
@@ -21,7 +22,33 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
             want.join(", ")
         )));
     }
-    declared(v, sut).map(NotApplicable::choice)
+    if let Some(why) = declared(v, sut) {
+        return Some(NotApplicable::choice(why));
+    }
+    conditions(v, sut)
+}
+
+/// The vector's `holds` conditions. One that is false is the SUT's choice (say, a replay
+/// window too long to wait out); one over a value the SUT does not declare cannot be
+/// decided, and the SUT owes the value (swp-rpc §6 asks it to document its replay window),
+/// so the vector is untested and a class needing it stays incomplete.
+fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
+    let params = sut.params(super::codec::CODEC_NOW_MS);
+    for c in &v.applies_when.holds {
+        match crate::expr::holds(c, &params) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Some(NotApplicable::choice(format!(
+                    "the SUT's parameters do not satisfy `{c}`"
+                )))
+            }
+            Err(e @ crate::expr::ExprError::Undeclared(_)) => {
+                return Some(NotApplicable::untested(format!("`{c}`: {e}")))
+            }
+            Err(e) => return Some(NotApplicable::choice(format!("`{c}`: {e}"))),
+        }
+    }
+    None
 }
 
 /// The SUT's declared choices that put the vector out of scope.
@@ -85,14 +112,6 @@ fn declared(v: &Vector, sut: &Sut) -> Option<String> {
     }
     if a.rate_limit == Some(true) && m.policy.rate_limit.is_none() {
         return Some("needs a declared frame-rate limit; the SUT declares none".into());
-    }
-    let params = sut.params(super::codec::CODEC_NOW_MS);
-    for c in &a.holds {
-        match crate::expr::holds(c, &params) {
-            Ok(true) => {}
-            Ok(false) => return Some(format!("the SUT's parameters do not satisfy `{c}`")),
-            Err(e) => return Some(format!("`{c}`: {e}")),
-        }
     }
     None
 }

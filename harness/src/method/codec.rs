@@ -98,14 +98,18 @@ impl TestMethod for CodecMethod<'_> {
                     Some(c) => c,
                     None => {
                         // Payload validation is asked for only by vectors about a P1
-                        // profile (A2A), so testees without it still run every other vector.
+                        // profile (A2A and the SWP-* profiles of C3 and C4), so testees
+                        // without it still run every other vector.
                         let mut c = codec_config_of(&self.sut.manifest);
                         c.validate_profiles = v
                             .applies_when
                             .profiles
                             .iter()
                             .copied()
-                            .filter(|p| *p == swp_profiles::a2a::PROFILE_ID)
+                            .filter(|p| {
+                                *p == swp_profiles::a2a::PROFILE_ID
+                                    || swp_profiles::channel::PROFILES.contains(p)
+                            })
                             .collect();
                         c
                     }

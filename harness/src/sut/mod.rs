@@ -214,6 +214,12 @@ impl Sut {
             "P1_WRAPPER",
             u64::from(m.p1_payload == crate::p1::P1Form::Wrapper),
         );
+        // The SWP-* windows and sizes the manifest declares as numbers in `params`.
+        for &name in crate::expr::MANIFEST_PARAM_NAMES {
+            if let Some(v) = m.params.get(name).and_then(serde_json::Value::as_u64) {
+                p.insert(name, v);
+            }
+        }
         p
     }
 }

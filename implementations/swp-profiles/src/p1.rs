@@ -172,8 +172,21 @@ pub fn pool() -> Result<&'static DescriptorPool, P1Error> {
         .map_err(|e| P1Error::Descriptors(e.clone()))
 }
 
-/// Short aliases vectors may use for full names (`a2a.Task` for `swp.p1.a2a.v1.Task`).
-const ALIASES: [(&str, &str); 1] = [("a2a.", "swp.p1.a2a.v1.")];
+/// Short aliases vectors may use for full names (`a2a.Task` for `swp.p1.a2a.v1.Task`,
+/// `rpc.RpcReq` for `swp.p1.swp.rpc.v1.RpcReq`: the SWP-* profile's short name).
+const ALIASES: [(&str, &str); 11] = [
+    ("a2a.", "swp.p1.a2a.v1."),
+    ("agdisc.", "swp.p1.swp.agdisc.v1."),
+    ("tooldisc.", "swp.p1.swp.tooldisc.v1."),
+    ("rpc.", "swp.p1.swp.rpc.v1."),
+    ("events.", "swp.p1.swp.events.v1."),
+    ("artifact.", "swp.p1.swp.artifact.v1."),
+    ("cred.", "swp.p1.swp.cred.v1."),
+    ("policyhint.", "swp.p1.swp.policyhint.v1."),
+    ("state.", "swp.p1.swp.state.v1."),
+    ("obs.", "swp.p1.swp.obs.v1."),
+    ("relay.", "swp.p1.swp.relay.v1."),
+];
 
 /// The descriptor of a message by full name or alias.
 pub fn message(name: &str) -> Result<MessageDescriptor, P1Error> {

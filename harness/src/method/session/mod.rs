@@ -6,8 +6,9 @@
 //!
 //! Its rooms: [`endpoint`] (reaching the endpoint), [`conv`] (one vector's observations),
 //! [`actions`] (what a step does), [`confirm`] (telling an accept from silence), [`judge`]
-//! (one function per expectation kind), [`a2a`] (profile-specific reply decoding) and
-//! [`steps`] (the step loop).
+//! (one function per expectation kind), [`a2a`] (profile-specific reply decoding),
+//! [`profiles`] (the SWP-* machines judging what the endpoint emits) and [`steps`] (the
+//! step loop).
 
 pub mod a2a;
 pub mod actions;
@@ -15,6 +16,7 @@ pub mod confirm;
 pub mod conv;
 pub mod endpoint;
 pub mod judge;
+pub mod profiles;
 pub mod steps;
 #[cfg(test)]
 mod tests;
@@ -84,6 +86,8 @@ pub struct Inputs<'p> {
     /// The manifest declares no error path for unknown profiles (CORE-049: close), so an
     /// unknown-profile reject may be a close even where other rejects are error frames.
     pub unknown_profile_closes: bool,
+    /// The SWP-* profiles' machines for this vector's connection.
+    pub profiles: profiles::Judge,
 }
 
 /// A vector made concrete for the session method: its steps, against the wall clock.
@@ -252,6 +256,10 @@ impl TestMethod for SessionMethod<'_> {
             p1_form: self.sut.manifest.p1_payload,
             unknown_profile_closes: self.sut.manifest.policy.unknown_profile
                 == crate::catalog::vector::UnknownProfile::Close,
+            profiles: profiles::Judge::new(&profiles::config_of(
+                &self.sut.manifest.params,
+                self.sut.manifest.p1_payload,
+            )),
         };
         let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
         let transcript = std::mem::take(&mut conv.transcript);

@@ -124,6 +124,9 @@ fn run(
             confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
         }
         let sent = perform(conv, &s.action, s.upstream, inputs, &label, &exp_desc)?;
+        if sent.to_endpoint {
+            inputs.profiles.sent(conv.t(), &sent.octets);
+        }
         if reject_allowed {
             // Earlier accepts are confirmed above, so a close here cannot hide them.
             let c = Ctx {
@@ -212,6 +215,9 @@ fn run(
                     })
                 }
                 Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
+                Expectation::Flow(items) => {
+                    super::profiles::flow(conv, &mut inputs.profiles, items, inputs.p1_form, &c)
+                }
                 Expectation::ErrorJson(j) => judge::error_json(conv, j, &c),
                 Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
                 Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),

@@ -259,6 +259,7 @@ fn run(
         identity_probe: None,
         p1_form: Default::default(),
         unknown_profile_closes: false,
+        profiles: super::profiles::Judge::new(&Default::default()),
     };
     let r = steps::run_steps(&mut conv, steps, &mut inputs, 0);
     (r, clock.now() - t0)
@@ -478,6 +479,168 @@ fn error_json_checks_the_error_frame_of_the_reject() {
     let f = failure(run(&spec(""), script(), &steps(-32700)).0);
     assert_eq!(f.verdict, Verdict::Fail);
     assert!(f.why.contains("does not contain"), "{}", f.why);
+}
+
+/// An RPC request frame step (profile 12) for rpc_id `r`.
+fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
+    use swp_profiles::p1::pb::rpc::RpcReq;
+    let payload = swp_profiles::rpc::encode(
+        swp_profiles::P1Form::Message,
+        &swp_profiles::rpc::RpcMessage::Req(RpcReq {
+            rpc_id: Bytes::from_static(b"r"),
+            method: "m".into(),
+            ..RpcReq::default()
+        }),
+    );
+    let env = Envelope {
+        version: 1,
+        profile_id: 12,
+        msg_type: 1,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from(format!("msg-id-{n:04}")),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::from(payload),
+    };
+    ConcreteStep {
+        step: n as usize,
+        rep: 0,
+        note: None,
+        upstream: false,
+        now_ms: 0,
+        action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
+        expect,
+    }
+}
+
+/// An RPC callee answering every request with stream items of these seq_nos, then a
+/// response, then `extra` items.
+fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
+    use swp_profiles::p1::pb::rpc::{RpcResp, RpcStreamItem};
+    use swp_profiles::rpc::{encode, RpcMessage};
+    let raw = |msg_type: u64, id: &Bytes, m: RpcMessage| {
+        let env = Envelope {
+            version: 1,
+            profile_id: 12,
+            msg_type,
+            flags: 0,
+            ts_unix_ms: 0,
+            msg_id: id.clone(),
+            extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+            payload: Bytes::from(encode(swp_profiles::P1Form::Message, &m)),
+        };
+        Recv::Data(
+            e1::frame_bytes(&env)
+                .map(|b| b.to_vec())
+                .unwrap_or_default(),
+        )
+    };
+    let item = move |id: &Bytes, seq: u64| {
+        raw(
+            4,
+            id,
+            RpcMessage::StreamItem(RpcStreamItem {
+                rpc_id: Bytes::from_static(b"r"),
+                seq_no: seq,
+                item: Bytes::from_static(b"i"),
+                is_terminal: false,
+            }),
+        )
+    };
+    Box::new(move |e| {
+        if is_probe(e) {
+            return vec![(
+                1,
+                frame(
+                    1,
+                    2,
+                    &e.msg_id,
+                    r#"{"jsonrpc":"2.0","id":"probe","result":{}}"#,
+                ),
+            )];
+        }
+        let mut out: Vec<(u64, Recv)> = seqs.iter().map(|s| (1, item(&e.msg_id, *s))).collect();
+        out.push((
+            2,
+            raw(
+                2,
+                &e.msg_id,
+                RpcMessage::Resp(RpcResp {
+                    rpc_id: Bytes::from_static(b"r"),
+                    result: Bytes::new(),
+                }),
+            ),
+        ));
+        out.extend(extra.iter().map(|s| (3, item(&e.msg_id, *s))));
+        out
+    })
+}
+
+fn rpc_flow(items: u64) -> Expectation {
+    let spec = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+    Expectation::Flow(vec![
+        crate::materialize::FlowItem {
+            spec: spec(serde_json::json!({"rpc.RpcStreamItem": {"rpc_id": "r"}})),
+            profile_id: 12,
+            msg_type: 4,
+            count: items,
+        },
+        crate::materialize::FlowItem {
+            spec: spec(serde_json::json!({"rpc.RpcResp": {"rpc_id": "r"}})),
+            profile_id: 12,
+            msg_type: 2,
+            count: 1,
+        },
+    ])
+}
+
+#[test]
+fn a_flow_passes_when_the_endpoint_sends_what_its_profile_allows() {
+    let (r, _) = run(
+        &spec(""),
+        rpc_endpoint(&[1, 5], &[]),
+        &[rpc_request(1, vec![rpc_flow(2)])],
+    );
+    let s = r.unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.observed, "3 message(s), then nothing more");
+}
+
+#[test]
+fn a_flow_judges_what_the_endpoint_emits_by_its_profile() {
+    // seq_no not increasing: the pattern matches, the profile does not.
+    let f = failure(
+        run(
+            &spec(""),
+            rpc_endpoint(&[2, 2], &[]),
+            &[rpc_request(1, vec![rpc_flow(2)])],
+        )
+        .0,
+    );
+    assert!(
+        f.why.contains("breaks its profile") && f.why.contains("seq_no"),
+        "{}",
+        f.why
+    );
+    // A stream item after the terminal response, in the quiet window.
+    let f = failure(
+        run(
+            &spec(""),
+            rpc_endpoint(&[1], &[2]),
+            &[rpc_request(1, vec![rpc_flow(1)])],
+        )
+        .0,
+    );
+    assert!(f.why.contains("after its terminal outcome"), "{}", f.why);
+    // Fewer messages than the flow lists: a timeout naming the one missing.
+    let f = failure(
+        run(
+            &spec(""),
+            rpc_endpoint(&[], &[]),
+            &[rpc_request(1, vec![rpc_flow(1)])],
+        )
+        .0,
+    );
+    assert!(f.why.contains("expected rpc.RpcStreamItem"), "{}", f.why);
 }
 
 fn accept_or_reject() -> Expectation {

@@ -3,6 +3,7 @@
 //! set and the responses waiting for their deadline.
 
 use super::a2a::{self, Agent};
+use super::agent;
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::progress::FrameProgress;
 use super::reply::{self, Oversize, Reject};
@@ -43,6 +44,8 @@ pub struct Config {
     /// The shape of P1 payloads (A2A) read and written: the bare message or the annex's
     /// `Payload` wrapper. The spec allows both; the endpoint speaks the one it is given.
     pub p1_form: swp_profiles::p1::P1Form,
+    /// The SWP-* test agent's implementation-defined parameters (the RPC replay window).
+    pub agent: agent::Config,
 }
 
 impl Default for Config {
@@ -53,6 +56,7 @@ impl Default for Config {
             max_pending: DEFAULT_MAX_PENDING,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             p1_form: swp_profiles::p1::P1Form::Message,
+            agent: agent::Config::default(),
         }
     }
 }
@@ -158,6 +162,8 @@ pub struct Connection {
     in_flight: InFlight,
     /// The A2A agent and the lifecycles of this channel.
     agent: Agent,
+    /// The SWP-* test agent (profiles 12, 13, 14, 17, 18) and its machines.
+    swp: agent::Agent,
     seq: u64,
     /// Counter of the msg_ids the endpoint generates (error frames without a msg_id to
     /// echo, notifications it originates).
@@ -181,6 +187,7 @@ impl Connection {
             progress: FrameProgress::default(),
             in_flight: InFlight::default(),
             agent: Agent::new(config.p1_form),
+            swp: agent::Agent::new(config.agent, config.p1_form),
             seq: 0,
             generated_ids: 0,
         }
@@ -228,7 +235,7 @@ impl Connection {
                 self.error_frame(Reject::Core(error), msg_id, now_ms);
                 self.close();
             }
-            _ if self.pending.is_empty() => self.state = State::Closing,
+            _ if self.pending.is_empty() && !self.swp.has_timers() => self.state = State::Closing,
             _ => self.state = State::Draining,
         }
     }
@@ -249,7 +256,7 @@ impl Connection {
 
     /// Whether delayed responses are waiting for their deadline.
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || self.swp.has_timers()
     }
 
     /// Octets this connection holds on the peer's behalf: the unfinished inbound frame and
@@ -272,7 +279,13 @@ impl Connection {
     /// When [`Connection::on_timer`] should next be called, if at all.
     pub fn next_deadline(&self) -> Option<u64> {
         match self.state {
-            State::Open | State::Draining => self.pending.peek().map(|p| p.deadline_ms),
+            State::Open | State::Draining => {
+                let mcp = self.pending.peek().map(|p| p.deadline_ms);
+                match (mcp, self.swp.next_deadline()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
             State::Closing | State::Closed => None,
         }
     }
@@ -289,7 +302,10 @@ impl Connection {
             self.in_flight.end(&p.msg_id);
             self.respond(p.msg_id, Bytes::from(p.payload), now_ms);
         }
-        if self.state == State::Draining && self.pending.is_empty() {
+        for out in self.swp.on_timer(now_ms) {
+            self.agent_out(out, now_ms);
+        }
+        if self.state == State::Draining && self.pending.is_empty() && !self.swp.has_timers() {
             self.state = State::Closing;
         }
     }
@@ -317,6 +333,8 @@ impl Connection {
                     self.mcp(envelope, now_ms);
                 } else if envelope.profile_id == PROFILE_A2A {
                     self.a2a(envelope, now_ms);
+                } else if agent::serves(envelope.profile_id) {
+                    self.swp_profile(envelope, now_ms);
                 }
             }
             Event::Rejected {
@@ -417,6 +435,62 @@ impl Connection {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// An envelope of the SWP-* test agent's profiles.
+    fn swp_profile(&mut self, env: Envelope, now_ms: u64) {
+        let scope = self.identity.clone().unwrap_or_default();
+        match self.swp.handle(
+            env.profile_id,
+            env.msg_type,
+            &env.msg_id,
+            &env.payload,
+            &scope,
+            now_ms,
+        ) {
+            agent::Action::Nothing => {}
+            agent::Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
+            agent::Action::Send(outs) => {
+                for out in outs {
+                    if !self.agent_out(out, now_ms) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes one message of the SWP-* agent: on the request's msg_id when it answers one,
+    /// under a fresh msg_id otherwise. A message that does not fit the limits becomes an
+    /// error frame on the request's msg_id (or a generated one) and stops the rest.
+    fn agent_out(&mut self, out: agent::Out, now_ms: u64) -> bool {
+        let limits = self.config.limits;
+        let id = match &out.reply_to {
+            Some(id) => id.clone(),
+            None => {
+                self.generated_ids += 1;
+                reply::agent_msg_id(self.generated_ids, &limits)
+            }
+        };
+        match reply::put_profile_frame(
+            &mut self.tx,
+            &limits,
+            out.profile_id,
+            out.msg_type,
+            now_ms,
+            id,
+            Bytes::from(out.payload),
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                let r = Reject::profile(
+                    ErrorCode::PayloadTooLarge,
+                    format!("profile {} message not sent: {e}", out.profile_id),
+                );
+                self.error_frame(r, out.reply_to, now_ms);
+                false
             }
         }
     }
@@ -978,6 +1052,88 @@ mod tests {
         assert_eq!(&d.frames[0].msg_id[..], ID);
         assert_eq!(error_of(&d.frames[0]).0, "ERR_PAYLOAD_TOO_LARGE");
         assert!(!d.closed);
+    }
+
+    #[test]
+    fn swp_profiles_answer_on_the_request_msg_id_and_time_out_on_the_connection_clock() {
+        use swp_profiles::p1::pb::rpc::{RpcCancel, RpcReq};
+        use swp_profiles::rpc::{self, RpcMessage};
+        let form = swp_profiles::p1::P1Form::Message;
+        let req = |id: &'static [u8], method: &str, params: &'static [u8]| {
+            rpc::encode(
+                form,
+                &RpcMessage::Req(RpcReq {
+                    rpc_id: Bytes::from_static(id),
+                    method: method.into(),
+                    params: Bytes::from_static(params),
+                    idempotency_key: String::new(),
+                }),
+            )
+        };
+        let frame = |msg_type: u64, id: &[u8], p: Vec<u8>| {
+            let env = Envelope {
+                version: 1,
+                profile_id: 12,
+                msg_type,
+                ts_unix_ms: 0,
+                msg_id: Bytes::copy_from_slice(id),
+                payload: Bytes::from(p),
+                ..Envelope::default()
+            };
+            e1::frame_bytes(&env).unwrap().to_vec()
+        };
+        let mut c = Connection::new(Config::default(), None);
+        // Two stream items under fresh msg_ids, then the response on the request's.
+        c.on_bytes(&frame(1, ID, req(b"r1", "swp.test.stream", b"2")), 5);
+        let d = drain(&mut c);
+        let got: Vec<_> = d
+            .frames
+            .iter()
+            .map(|f| (f.profile_id, f.msg_type, f.msg_id.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (12, 4, Bytes::from_static(b"swp-out-00000001")),
+                (12, 4, Bytes::from_static(b"swp-out-00000002")),
+                (12, 2, Bytes::from_static(ID)),
+            ]
+        );
+        // A slow call runs on the connection's timer; a second is cancelled.
+        c.on_bytes(
+            &frame(1, b"req-000000000002", req(b"s1", "swp.test.slow", b"50")),
+            10,
+        );
+        c.on_bytes(
+            &frame(1, b"req-000000000003", req(b"s2", "swp.test.slow", b"50")),
+            10,
+        );
+        assert!(drain(&mut c).frames.is_empty());
+        assert_eq!(c.next_deadline(), Some(60));
+        let cancel = rpc::encode(
+            form,
+            &RpcMessage::Cancel(RpcCancel {
+                rpc_id: Bytes::from_static(b"s2"),
+                reason: String::new(),
+            }),
+        );
+        c.on_bytes(&frame(5, b"req-000000000004", cancel), 20);
+        let d = drain(&mut c);
+        assert_eq!(
+            (d.frames[0].msg_type, &d.frames[0].msg_id[..]),
+            (3, &b"req-000000000003"[..])
+        );
+        c.on_timer(60);
+        let d = drain(&mut c);
+        assert_eq!(
+            (d.frames[0].msg_type, &d.frames[0].msg_id[..]),
+            (2, &b"req-000000000002"[..])
+        );
+        assert_eq!(c.next_deadline(), None);
+        // A payload that is not P1 is rejected with an error frame.
+        c.on_bytes(&frame(1, b"req-000000000005", vec![0xff]), 70);
+        let d = drain(&mut c);
+        assert_eq!(error_of(&d.frames[0]).0, "ERR_INVALID_PROFILE_PAYLOAD");
     }
 
     #[test]

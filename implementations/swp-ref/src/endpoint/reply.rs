@@ -206,6 +206,9 @@ pub const ERROR_ID_PREFIX: &str = "swp-err-";
 pub const NOTIFICATION_ID_PREFIX: &str = "swp-ntf-";
 /// Prefix of the msg_ids of A2A messages the endpoint originates (Handshake, Event, Result).
 pub const A2A_ID_PREFIX: &str = "swp-a2a-";
+/// Prefix of the msg_ids of SWP-* messages the endpoint originates (stream items, events,
+/// chunks).
+pub const AGENT_ID_PREFIX: &str = "swp-out-";
 
 /// The msg_id of an error frame whose rejected frame had none: `swp-err-` and an 8-digit
 /// counter (16 octets, the core-spec's recommended length), widened or narrowed only when
@@ -224,6 +227,11 @@ pub fn notification_msg_id(counter: u64, limits: &Limits) -> Bytes {
 /// A fresh msg_id for an A2A message the endpoint originates.
 pub fn a2a_msg_id(counter: u64, limits: &Limits) -> Bytes {
     generated_msg_id(A2A_ID_PREFIX, counter, limits)
+}
+
+/// A fresh msg_id for an SWP-* message the endpoint originates.
+pub fn agent_msg_id(counter: u64, limits: &Limits) -> Bytes {
+    generated_msg_id(AGENT_ID_PREFIX, counter, limits)
 }
 
 fn generated_msg_id(prefix: &str, counter: u64, limits: &Limits) -> Bytes {

@@ -66,6 +66,12 @@ pub struct ServeArgs {
     /// or the profile annex's `Payload` wrapper (the spec allows both).
     #[arg(long, value_enum, default_value_t = P1PayloadArg::Message)]
     pub p1_payload: P1PayloadArg,
+    /// The SWP-RPC idempotency replay window, in ms (swp-rpc §6 recommends 24 h, the
+    /// default). A short window lets conformance vectors watch a key expire; the manifest
+    /// declares it as `RPC_REPLAY_WINDOW_MS`.
+    #[arg(long, value_name = "MS", default_value_t = swp_profiles::rpc::lifecycle::DEFAULT_REPLAY_WINDOW_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub rpc_replay_window_ms: u64,
     /// After each read, keep polling a connection for this many microseconds before
     /// sleeping (cooperatively: other connections and threads still run). Cuts round-trip
     /// latency where waking an idle CPU is slow, e.g. on VMs; 0 disables it.
@@ -196,6 +202,9 @@ impl ServeArgs {
                 p1_form: match self.p1_payload {
                     P1PayloadArg::Message => P1Form::Message,
                     P1PayloadArg::Wrapper => P1Form::Wrapper,
+                },
+                agent: crate::endpoint::agent::Config {
+                    rpc_replay_window_ms: self.rpc_replay_window_ms,
                 },
             },
             busy_poll: Duration::from_micros(self.busy_poll_us),

@@ -18,17 +18,22 @@ pub enum ConfigError {
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
-    #[error("cannot validate the payloads of profile {0} (only 1, the MCP mapping, and 2, A2A)")]
+    #[error("cannot validate the payloads of profile {0} (only 1, 2, 12, 13, 14, 17 and 18)")]
     Validate(u64),
 }
 
 /// Payload validation after the core accepts a frame: the MCP mapping's payload rules
-/// (profile 1: JSON-RPC shape per msg_type) and A2A's P1 rules and lifecycle, with every
-/// frame of one request on one channel.
+/// (profile 1: JSON-RPC shape per msg_type), A2A's P1 rules and lifecycle, and the SWP-*
+/// profiles of classes C3 and C4 with their machines (`swp_profiles::channel`), with every
+/// frame of one request on one channel. The SWP-* machines run with the library's defaults,
+/// which are the reference's implementation-defined parameters (a 24 h replay window, the
+/// six severities, no chunk size imposed on a sender, SHA-256 state ids), as its manifests
+/// declare them.
 #[derive(Default)]
 struct ProfileCheck {
     mcp: bool,
     a2a: Option<swp_profiles::a2a::Lifecycle>,
+    swp: Vec<swp_profiles::channel::Channel>,
     form: swp_profiles::p1::P1Form,
 }
 
@@ -41,23 +46,39 @@ impl ProfileCheck {
             },
             ..ProfileCheck::default()
         };
+        let config = swp_profiles::channel::Config {
+            form: c.form,
+            ..swp_profiles::channel::Config::default()
+        };
         for &p in profiles {
             match p {
                 swp_profiles::mcp::PROFILE_ID => c.mcp = true,
                 swp_profiles::a2a::PROFILE_ID => {
                     c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
                 }
-                _ => return Err(ConfigError::Validate(p)),
+                _ if c.swp.iter().any(|ch| ch.profile_id() == p) => {}
+                _ => {
+                    let ch = swp_profiles::channel::Channel::new(p, &config)
+                        .ok_or(ConfigError::Validate(p))?;
+                    c.swp.push(ch);
+                }
             }
         }
         Ok(c)
     }
 
-    /// The refusal of an accepted envelope's payload, if any.
-    fn check(&mut self, e: &Envelope) -> Option<(swp_core::ErrorCode, String)> {
+    /// The refusal of an accepted envelope's payload, if any; `now_ms` is the receiver
+    /// clock (the RPC replay window and the EVENTS id retention run on it).
+    fn check(&mut self, e: &Envelope, now_ms: u64) -> Option<(swp_core::ErrorCode, String)> {
         use swp_profiles::a2a::{self, A2aMessage};
         if self.mcp && e.profile_id == swp_profiles::mcp::PROFILE_ID {
             return swp_profiles::mcp::parse(e.msg_type, &e.payload)
+                .err()
+                .map(|err| (err.code(), err.to_string()));
+        }
+        if let Some(ch) = self.swp.iter_mut().find(|c| c.profile_id() == e.profile_id) {
+            return ch
+                .feed(now_ms, "", e.msg_type, &e.payload)
                 .err()
                 .map(|err| (err.code(), err.to_string()));
         }
@@ -123,12 +144,12 @@ pub fn envelope_view(e: &Envelope) -> EnvelopeView {
     }
 }
 
-fn event(ev: swp_core::Event, profiles: &mut ProfileCheck) -> Event {
+fn event(ev: swp_core::Event, profiles: &mut ProfileCheck, now_ms: u64) -> Event {
     match ev {
         swp_core::Event::Accepted {
             envelope,
             validated,
-        } => match profiles.check(&envelope) {
+        } => match profiles.check(&envelope, now_ms) {
             None => Event::Accept {
                 envelope: envelope_view(&envelope),
                 unknown_flags: Some(validated.unknown_flags),
@@ -166,14 +187,15 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
         rx.feed(&chunk.bytes.0);
         let mut events = Vec::new();
         while let Some(ev) = rx.poll(chunk.now_ms, |p| known.contains(&p)) {
-            events.push(event(ev, &mut profiles));
+            events.push(event(ev, &mut profiles, chunk.now_ms));
         }
         reply.chunks.push(events);
     }
     if req.end_of_stream {
+        let now_ms = req.chunks.last().map_or(0, |c| c.now_ms);
         reply
             .end
-            .extend(rx.finish().map(|ev| event(ev, &mut profiles)));
+            .extend(rx.finish().map(|ev| event(ev, &mut profiles, now_ms)));
     }
     Ok(reply)
 }
@@ -268,9 +290,12 @@ mod tests {
 
     #[test]
     fn other_profiles_cannot_be_validated() {
-        assert_eq!(
-            ProfileCheck::new(&[12], P1PayloadForm::Message).err(),
-            Some(ConfigError::Validate(12))
-        );
+        // SWP-AGDISC (10) has no machine yet; 99 is no profile at all.
+        for p in [10, 99] {
+            assert_eq!(
+                ProfileCheck::new(&[12, p], P1PayloadForm::Message).err(),
+                Some(ConfigError::Validate(p))
+            );
+        }
     }
 }

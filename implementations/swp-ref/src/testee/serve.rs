@@ -19,6 +19,11 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "shutdown",
     "validate:1",
     "validate:2",
+    "validate:12",
+    "validate:13",
+    "validate:14",
+    "validate:17",
+    "validate:18",
 ];
 
 fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {

@@ -61,8 +61,8 @@ pub enum McpStep {
     /// 2026-07-28. A counter-offer of another version the harness knows is accepted, and
     /// the session goes on in it; every later message is judged by that version's schema.
     Open(OpenSpec),
-    /// Sends a request with the next id and, unless `wait: false`, waits for its response
-    /// (`step_ms`). On 2026-07-28 its `params._meta` carries the protocol version, the
+    /// Sends a request with the next id (bound as `${REQUEST_ID}`) and, unless `wait:
+    /// false`, waits for its response (`step_ms`). On 2026-07-28 its `params._meta` carries the protocol version, the
     /// client capabilities and the client info.
     Request(RequestSpec),
     /// Sends a notification.

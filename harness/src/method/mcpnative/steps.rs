@@ -217,6 +217,8 @@ impl<'v> Runner<'v> {
         progress: bool,
     ) -> Result<Value, Stop> {
         let id = self.next_id();
+        // The last request's id, for a later step that refers to it (a cancellation).
+        self.vars.insert("REQUEST_ID".into(), id.clone());
         let mut params = params;
         let mut token = None;
         if progress {

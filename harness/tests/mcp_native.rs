@@ -370,9 +370,10 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
 
 /// The real servers, by manifest (implementations/manifests/<name>.yaml) and report
 /// directory (reports/third-party/<name>/): both SDKs, stdio and Streamable HTTP.
-const REAL_SERVERS: [&str; 9] = [
+const REAL_SERVERS: [&str; 10] = [
     "mcp-server-everything",
     "mcp-server-everything-http",
+    "mcp-server-everything-http-2025-11-25",
     "mcp-server-filesystem",
     "mcp-server-memory",
     "mcp-server-sequential-thinking",

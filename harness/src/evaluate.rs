@@ -262,6 +262,24 @@ fn judge_one(
                 }
             };
             let matched = codes.iter().find(|c| allowed.contains(c)).copied();
+            // A profile's reject of a frame the core must refuse shows the core accepted it:
+            // that is not the reject with another code, it is no core reject at all.
+            let profile_instead_of_core = matched.is_none()
+                && codes.iter().all(|c| c.is_profile_level())
+                && allowed.iter().all(|c| !c.is_profile_level());
+            if profile_instead_of_core {
+                let shown: Vec<_> = codes.iter().map(|c| c.as_str()).collect();
+                return (
+                    Verdict::Fail,
+                    Some(format!(
+                        "the core accepted the frame: only its profile rejected it ({}); expected {}",
+                        shown.join(" or "),
+                        describe_expected(std::slice::from_ref(exp))
+                    )),
+                    None,
+                    alias.clone(),
+                );
+            }
             let Some(c) = matched else {
                 let shown: Vec<_> = codes.iter().map(|c| c.as_str()).collect();
                 return (

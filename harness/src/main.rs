@@ -139,6 +139,10 @@ struct Change {
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+    /// Run N vectors at once, each worker with its own connection (and its own SUT process
+    /// where the manifest starts one); vectors marked `exclusive` run alone afterwards.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
 }
 
 fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
@@ -250,7 +254,22 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
     };
     let cancel = Cancel::new();
     let mut runner = open(&cat, &sut, a.out, a.timeout_ms, &cancel)?;
-    let report = swp_conform::cli::run_report(&cat, &sut, &plan, &opts, runner.as_mut(), &cancel)?;
+    // Each extra worker keeps its port file, PKI and SUT log in its own directory.
+    let mut helpers = Vec::new();
+    for k in 2..=a.change.jobs {
+        let work = a.out.join(format!("job-{k}"));
+        std::fs::create_dir_all(&work).map_err(io_error(&work))?;
+        helpers.push(open(&cat, &sut, &work, a.timeout_ms, &cancel)?);
+    }
+    let report = swp_conform::cli::run_report(
+        &cat,
+        &sut,
+        &plan,
+        &opts,
+        runner.as_mut(),
+        &mut helpers,
+        &cancel,
+    )?;
     swp_conform::cli::finish(&report, &opts)
 }
 

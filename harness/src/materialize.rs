@@ -530,6 +530,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         | Expect::NoResponse(_)
         | Expect::Translated(_)
         | Expect::TranslationError(_)
+        | Expect::OneOf(_)
         | Expect::Arrives(_)
         | Expect::Mcp(_) => {
             return Err(MaterialiseError::Invalid(

@@ -29,6 +29,9 @@ pub enum Verdict {
     Crash,
     /// The harness could not run the vector (a vector or harness bug).
     HarnessError,
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP) while the vector ran, and the
+    /// harness stopped the SUT: no verdict on the SUT.
+    Interrupted,
 }
 
 impl Verdict {
@@ -57,6 +60,7 @@ impl Verdict {
             Verdict::Timeout => "timeout",
             Verdict::Crash => "crash",
             Verdict::HarnessError => "harness-error",
+            Verdict::Interrupted => "interrupted",
         }
     }
 }

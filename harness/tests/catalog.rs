@@ -162,8 +162,7 @@ fn meta_inproc_and_testee_agree() -> Result<(), Failed> {
         .run(cat, &plan)
         .map_err(|e| e.to_string())?;
     let testee = load_manifest("reference-testee.yaml");
-    let b =
-        method::run(cat, &testee, &Setup::new(work("agree")), &plan).map_err(|e| e.to_string())?;
+    let b = method::run(cat, &testee, &setup("agree"), &plan).map_err(|e| e.to_string())?;
     if a.len() != b.len() || a.len() != plan.len() {
         return Err(format!(
             "{} vectors, {} in-process results, {} testee results",
@@ -272,6 +271,15 @@ fn load_manifest(file: &str) -> Sut {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The work files of `name`, and a testee deadline for hangs, not for speed: an 8 MiB frame
+/// through a debug-built testee took over 10 s on a loaded 2-core machine.
+fn setup(name: &str) -> Setup {
+    Setup {
+        timeout: std::time::Duration::from_secs(120),
+        ..Setup::new(work(name))
+    }
+}
+
 fn work(name: &str) -> PathBuf {
     root().join("target/catalog-test").join(name)
 }
@@ -302,7 +310,7 @@ fn modes() -> &'static [Mode] {
             .map(|((name, _), sut)| Mode {
                 name,
                 runner: Mutex::new(Some(
-                    method::open(catalog(), sut, &Setup::new(work(name)))
+                    method::open(catalog(), sut, &setup(name))
                         .unwrap_or_else(|e| panic!("{name}: {e}")),
                 )),
             })
@@ -316,8 +324,7 @@ fn meta_every_vector_runs_somewhere(applies: Vec<(String, bool)>) -> Result<(), 
     let suts: Vec<Sut> = OTHER_SUITES.iter().map(|f| load_manifest(f)).collect();
     let mut others: Vec<Box<dyn Runner + '_>> = Vec::new();
     for sut in &suts {
-        others
-            .push(method::open(cat, sut, &Setup::new(work("others"))).map_err(|e| e.to_string())?);
+        others.push(method::open(cat, sut, &setup("others")).map_err(|e| e.to_string())?);
     }
     let mut orphans = Vec::new();
     for lv in &cat.vectors {

@@ -179,3 +179,73 @@ fn another_protocol_version_stops_the_run() {
         "{e}"
     );
 }
+
+/// An endpoint may end the stream after a reject (CORE-039, SI-002). Declared, the vectors
+/// that go on after a reject are not applicable by the SUT's choice; a vector whose only
+/// reject is its last step still runs.
+#[test]
+fn an_endpoint_declaring_it_closes_after_a_reject_is_not_held_to_continuing() {
+    let d = scratch("after-close");
+    let text = std::fs::read_to_string(
+        common::root().join("implementations/manifests/reference-tcp.yaml"),
+    )
+    .unwrap()
+    .replace("after: continue", "after: close");
+    assert!(text.contains("after: close"));
+    std::fs::write(d.join("closing.yaml"), text).unwrap();
+    let out = swp_conform()
+        .current_dir(&d)
+        .args([
+            "run",
+            "--sut",
+            "closing.yaml",
+            "--filter",
+            "core_0109*,core_0003*",
+            "--vectors",
+        ])
+        .arg(common::root().join("vectors"))
+        .args(["--out", "out", "-q"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(d.join("out/report.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    // Not-applicable vectors are listed apart from the results.
+    let verdict = |id: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(v["not_applicable"].as_array().unwrap())
+            .find(|r| r["vector_id"].as_str().is_some_and(|x| x.starts_with(id)))
+            .map(|r| {
+                (
+                    r["verdict"].as_str().unwrap_or("").to_owned(),
+                    r["detail"].to_string(),
+                )
+            })
+            .unwrap_or_else(|| panic!("{id} not in {report}"))
+    };
+    let (v109, why) = verdict("core_0109");
+    assert_eq!(v109, "not-applicable", "{why}");
+    assert!(why.contains("reject_signal.after: close"), "{why}");
+    assert_eq!(verdict("core_0003").0, "pass");
+}
+
+#[test]
+fn after_is_refused_for_an_endpoint_that_closes_on_every_reject() {
+    let text = format!(
+        "name: acme\nversion: '1'\nkind: endpoint\nmethods: [session]\n{LIMITS}policy: {{timestamp_freshness: false}}\nsession:\n  transport: tcp\n  address: 127.0.0.1:1\n  reject_signal: {{mode: close, after: continue}}\n  probe: {{frame: {{payload: {{json: {{jsonrpc: '2.0', id: p, method: ping}}}}}}, reply_profile_id: 1, reply_msg_type: 2}}\n"
+    );
+    let p = problems(&text);
+    assert!(
+        p.iter()
+            .any(|x| x.contains("reject_signal.after is for endpoints that send error frames")),
+        "{p:#?}"
+    );
+}

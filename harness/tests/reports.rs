@@ -51,8 +51,16 @@ fn inproc_report() -> Report {
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
     let mut runner = method::open(cat, &sut, &Setup::new(root().join("target")))
         .unwrap_or_else(|e| panic!("{e}"));
-    run_report(cat, &sut, &plan, &opts(), runner.as_mut(), &Cancel::new())
-        .unwrap_or_else(|e| panic!("{e}"))
+    run_report(
+        cat,
+        &sut,
+        &plan,
+        &opts(),
+        runner.as_mut(),
+        &mut [],
+        &Cancel::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The whole catalog through a session manifest.
@@ -61,8 +69,16 @@ fn session_report(sut: &Sut, work: &str) -> Report {
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
     let work = root().join("target").join(work);
     let mut runner = method::open(cat, sut, &Setup::new(work)).unwrap_or_else(|e| panic!("{e}"));
-    run_report(cat, sut, &plan, &opts(), runner.as_mut(), &Cancel::new())
-        .unwrap_or_else(|e| panic!("{e}"))
+    run_report(
+        cat,
+        sut,
+        &plan,
+        &opts(),
+        runner.as_mut(),
+        &mut [],
+        &Cancel::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn snapshot(dir: &str, rep: &Report) {
@@ -638,11 +654,12 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
         "{junit}"
     );
     // A listed vector failing with another observation fails the run.
+    assert!(yaml.contains("observed: \"accepted\""), "{yaml}");
     std::fs::write(
         &base,
         yaml.replace(
-            "reject ERR_INVALID_MCP_PAYLOAD",
-            "reject ERR_SOMETHING_ELSE",
+            "observed: \"accepted\"",
+            "observed: \"reject ERR_SOMETHING_ELSE\"",
         ),
     )
     .unwrap();
@@ -690,4 +707,44 @@ fn failures_carry_their_transcripts() {
         let t: &[swp_conform::model::TranscriptEntry] = rep.transcript(r);
         assert!(!t.is_empty(), "{} has no transcript", r.vector_id);
     }
+}
+
+/// `run --jobs N` changes how long a run takes, not what it says: the report equals the
+/// one-worker report outside the run block, and the rate-limit vector (exclusive) passes.
+#[test]
+fn parallel_jobs_give_the_same_report() {
+    let dir = out_dir("jobs");
+    let run = |jobs: &str| {
+        let out = dir.join(format!("jobs-{jobs}"));
+        let o = bin(&[
+            "run",
+            "-q",
+            "--sut",
+            "implementations/manifests/reference-tcp.yaml",
+            "--filter",
+            "core_*,mcp_*",
+            "--jobs",
+            jobs,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        v.as_object_mut().unwrap().remove("run");
+        v
+    };
+    let one = run("1");
+    let four = run("4");
+    assert!(one["total"].as_u64().unwrap_or(0) > 50, "{one}");
+    let passed = |v: &serde_json::Value, id: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["vector_id"] == id && r["verdict"] == "pass")
+    };
+    assert!(passed(&four, "core_0016_burst_limit_exceeded"));
+    assert_eq!(one, four);
 }

@@ -116,9 +116,12 @@ fn a_flooding_endpoint_is_cut_off_at_the_bound() {
     assert!(r[0].2.contains("4294967295"), "{r:?}");
 }
 
-#[test]
-fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("session-interrupt");
+/// Interrupts a run of the hanging endpoint with `signal` once a vector is in flight: the
+/// report is written with the vectors that finished, the one in flight is `interrupted`
+/// (not the crash the harness itself caused), the run does not succeed, and no SUT process
+/// survives.
+fn interrupt_with(signal: &str) {
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("session-interrupt-{signal}"));
     let _ = std::fs::remove_dir_all(&work);
     let m = manifest("hang", &work);
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_swp-conform"));
@@ -145,15 +148,12 @@ fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(Command::new("kill")
-        .args(["-INT", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap()
         .success());
     let status = child.wait().unwrap();
-    assert!(
-        !status.success(),
-        "an interrupted run with timeouts must not succeed"
-    );
+    assert!(!status.success(), "an interrupted run must not succeed");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(work.join("out/report.json")).unwrap())
             .unwrap();
@@ -161,6 +161,16 @@ fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
     let n = report["total"].as_u64().unwrap()
         + report["not_applicable"].as_array().unwrap().len() as u64;
     assert!((1..9).contains(&n), "partial results expected, got {n}");
+    let verdicts: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        verdicts.contains(&"interrupted") && !verdicts.contains(&"crash"),
+        "{verdicts:?}"
+    );
     // No SUT process of this run may survive: checked by PID, not by command line, so the
     // endpoints of tests running in parallel are not mistaken for leftovers.
     let alive: Vec<u32> = suts
@@ -173,7 +183,17 @@ fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
     assert!(alive.is_empty(), "children left behind: {alive:?}");
 }
 
-/// The PIDs of `parent`'s children, from /proc.
+#[test]
+fn ctrl_c_keeps_partial_results_and_reaps_every_child() {
+    interrupt_with("INT");
+}
+
+#[test]
+fn sigterm_and_sighup_are_handled_as_ctrl_c() {
+    interrupt_with("TERM");
+    interrupt_with("HUP");
+}
+
 fn children_of(parent: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {

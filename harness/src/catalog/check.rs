@@ -283,7 +283,8 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
             Err(e) => sink.at(path, text, c, e.to_string()),
         }
     }
-    for s in &v.steps {
+    for (i, s) in v.steps.iter().enumerate() {
+        let last = i + 1 == v.steps.len();
         let actions = usize::from(s.send.is_some())
             + usize::from(s.mcp.is_some())
             + usize::from(s.end)
@@ -345,12 +346,12 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                     }
                 }
                 Expect::Accept(a) => {
-                    if a.reject_allowed && v.methods.contains(&Method::Session) {
+                    if a.reject_allowed && v.methods.contains(&Method::Session) && !last {
                         sink.at(
                             path,
                             text,
                             "reject_allowed",
-                            "`reject_allowed` is for codec-method vectors: on a wire, a reject ends the connection the accept would be confirmed on".into(),
+                            "`reject_allowed` in a session vector only on its last step: a reject may end the connection the later steps need".into(),
                         );
                     }
                     if let Some(f) = &a.fields {
@@ -418,6 +419,7 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                 | Expect::ForwardedPayload
                 | Expect::Translated(_)
                 | Expect::TranslationError(_)
+                | Expect::OneOf(_)
                 | Expect::Arrives(_)
                 | Expect::Mcp(_) => {}
             }

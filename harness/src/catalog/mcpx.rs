@@ -212,7 +212,16 @@ pub fn problems(v: &Vector) -> Vec<(&'static str, String)> {
     for s in &v.steps {
         let sends = s.send.as_ref().is_some_and(|x| x.translate.is_some());
         let exp = s.expect.as_slice();
-        let ours = |e: &Expect| matches!(e, Expect::Translated(_) | Expect::TranslationError(_));
+        let ours = |e: &Expect| match e {
+            Expect::Translated(_) | Expect::TranslationError(_) => true,
+            Expect::OneOf(alts) => {
+                alts.len() >= 2
+                    && alts
+                        .iter()
+                        .all(|a| matches!(a, Expect::Translated(_) | Expect::TranslationError(_)))
+            }
+            _ => false,
+        };
         let well_formed = sends
             && exp.len() == 1
             && ours(&exp[0])
@@ -222,7 +231,7 @@ pub fn problems(v: &Vector) -> Vec<(&'static str, String)> {
         if translate && !well_formed {
             out.push((
                 "steps:",
-                "a translate step sends `translate` and expects exactly one `translated` or `translation_error`".into(),
+                "a translate step sends `translate` and expects exactly one `translated`, `translation_error`, or `one_of` at least two of them".into(),
             ));
         }
         if !translate && (sends || exp.iter().any(ours)) {

@@ -101,6 +101,10 @@ pub struct Vector {
     /// (method `mcp_native`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<super::mcpnative::McpVectorSpec>,
+    /// The vector needs the SUT to itself: `run --jobs N` runs it alone, after the others
+    /// (a rate limit counts every frame the SUT receives, not only this vector's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -480,6 +484,11 @@ pub enum Expect {
     Translated(Box<super::mcpx::TranslatedSpec>),
     /// The translator refuses with this typed error (method `translate`).
     TranslationError(super::mcpx::TranslationErrorSpec),
+    /// Any one of these `translated` / `translation_error` outcomes (method `translate`):
+    /// where the rule forbids an outcome but leaves the choice among others open (an
+    /// elicitation toward an older client may be declined, cancelled, answered with an error
+    /// or refused; it must never reach the client).
+    OneOf(Vec<Expect>),
     /// The next JSON-RPC line arriving at the harness's `side` is exactly this (method
     /// `mcp_proxy`).
     Arrives(Box<super::mcpx::ArrivesSpec>),

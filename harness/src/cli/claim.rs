@@ -163,7 +163,7 @@ pub fn claim(
         out: Some(out.to_path_buf()),
         ..Default::default()
     };
-    let rep = super::run_report(cat, sut, &plan, &opts, runner, cancel)?;
+    let rep = super::run_report(cat, sut, &plan, &opts, runner, &mut [], cancel)?;
     let verdict = rep
         .classes
         .iter()

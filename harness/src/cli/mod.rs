@@ -62,7 +62,7 @@ pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 }
 
 use crate::catalog::{Catalog, LoadedVector};
-use crate::method::{run_plan, Cancel, Runner};
+use crate::method::{run_plan, run_plan_jobs, Cancel, Runner};
 use crate::model::VectorResult;
 use crate::report::analysis::baseline::{Baseline, Retry};
 use crate::report::model::{Digests, Report, RunInfo, Shard, SutInfo};
@@ -169,12 +169,13 @@ pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, CliError> {
 
 /// Runs `plan` (sharded if asked) through `runner`, retries flaky vectors, and builds the
 /// report with its trace, classes and baseline judgement. Writes nothing.
-pub fn run_report(
+pub fn run_report<'r>(
     cat: &Catalog,
     sut: &Sut,
     plan: &[&LoadedVector],
     opts: &RunOptions,
-    runner: &mut dyn Runner,
+    runner: &mut (dyn Runner + 'r),
+    helpers: &mut [Box<dyn Runner + 'r>],
     cancel: &Cancel,
 ) -> Result<Report, CliError> {
     let started = Instant::now();
@@ -191,7 +192,7 @@ pub fn run_report(
         None => None,
     };
     let mut progress = progress::Progress::new(plan.len(), opts.quiet);
-    let mut results = run_plan(runner, &plan, cancel, &mut |r| progress.tick(r))?;
+    let mut results = run_plan_jobs(runner, helpers, &plan, cancel, &mut |r| progress.tick(r))?;
     progress.finish();
     let mut retried = Vec::new();
     if let Some(b) = &baseline {
@@ -324,7 +325,8 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
             o.display()
         );
     }
-    Ok(!report.run_failed)
+    // An interrupted run decided nothing about the vectors it did not reach.
+    Ok(!report.run_failed && !report.run.interrupted)
 }
 
 /// Reads a `report.json`.
@@ -478,5 +480,97 @@ mod tests {
         ];
         want.sort_by(|x, y| x.vector_id.cmp(&y.vector_id));
         assert_eq!(retried, want);
+    }
+
+    /// `--jobs`: every vector runs once, results come back in plan order whatever the
+    /// scheduling, and an `exclusive` vector runs with nothing else in flight, on the
+    /// primary runner.
+    #[test]
+    fn jobs_keep_plan_order_and_run_exclusive_vectors_alone() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Arc, Mutex};
+        let mut cat = catalog();
+        for lv in cat.vectors.iter_mut().skip(3).step_by(7) {
+            lv.vector.exclusive = true;
+        }
+        let plan: Vec<&LoadedVector> = cat.vectors.iter().take(40).collect();
+        struct Fake {
+            name: usize,
+            busy: Arc<AtomicUsize>,
+            log: Arc<Mutex<Vec<(usize, String, usize)>>>,
+        }
+        impl Runner for Fake {
+            fn describe(&self) -> String {
+                "fake".into()
+            }
+            fn run_vector(
+                &mut self,
+                lv: &LoadedVector,
+                _: &Cancel,
+            ) -> Result<VectorResult, crate::method::Fatal> {
+                let others = self.busy.fetch_add(1, Ordering::SeqCst);
+                // Stay in flight a little, so overlapping runs would be seen.
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                if let Ok(mut l) = self.log.lock() {
+                    l.push((self.name, lv.vector.id.clone(), others));
+                }
+                self.busy.fetch_sub(1, Ordering::SeqCst);
+                let mut r = VectorResult::new(
+                    lv.vector.id.clone(),
+                    lv.vector.namespace.clone(),
+                    String::new(),
+                    vec![],
+                    true,
+                );
+                r.verdict = Verdict::Pass;
+                r.pass = true;
+                Ok(r)
+            }
+            fn not_applicable(&mut self, _: &LoadedVector) -> Option<crate::method::NotApplicable> {
+                None
+            }
+        }
+        let busy = Arc::new(AtomicUsize::new(0));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let fake = |name| Fake {
+            name,
+            busy: busy.clone(),
+            log: log.clone(),
+        };
+        let mut primary = fake(0);
+        let mut helpers: Vec<Box<dyn Runner>> = (1..4)
+            .map(|n| Box::new(fake(n)) as Box<dyn Runner>)
+            .collect();
+        let mut ticks = 0;
+        let results = run_plan_jobs(
+            &mut primary,
+            &mut helpers,
+            &plan,
+            &Cancel::new(),
+            &mut |_| ticks += 1,
+        )
+        .unwrap();
+        let ids = |v: &[&LoadedVector]| v.iter().map(|lv| lv.vector.id.clone()).collect::<Vec<_>>();
+        let got: Vec<String> = results.iter().map(|r| r.vector_id.clone()).collect();
+        assert_eq!(got, ids(&plan), "plan order");
+        assert_eq!(ticks, plan.len());
+        let log = log.lock().unwrap();
+        assert_eq!(log.len(), plan.len(), "each vector runs once");
+        let exclusive: Vec<_> = log
+            .iter()
+            .filter(|(_, id, _)| {
+                plan.iter()
+                    .any(|lv| &lv.vector.id == id && lv.vector.exclusive)
+            })
+            .collect();
+        assert!(!exclusive.is_empty());
+        for (runner, id, others) in exclusive {
+            assert_eq!(
+                (*runner, *others),
+                (0, 0),
+                "{id} ran beside others or off the primary"
+            );
+        }
+        assert!(log.iter().any(|(n, _, _)| *n != 0), "the helpers took work");
     }
 }

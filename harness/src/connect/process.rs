@@ -35,6 +35,46 @@ pub fn install_interrupt_handler(cancel: &crate::cancel::Cancel) {
     });
 }
 
+/// The most `sut-stderr.log` grows to, over every process of the run that writes to it.
+pub const STDERR_LOG_CAP: u64 = 16 * 1024 * 1024;
+
+/// Appends what `from` yields to `log` until the file holds [`STDERR_LOG_CAP`] octets, then
+/// notes the cut once and discards the rest, on a thread of its own, until end of input.
+pub(crate) fn capped_copy(mut from: impl std::io::Read + Send + 'static, log: PathBuf) {
+    use std::io::Write;
+    std::thread::spawn(move || {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .ok();
+        let mut room =
+            STDERR_LOG_CAP.saturating_sub(std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0));
+        let mut noted = false;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let keep = (n as u64).min(room) as usize;
+            if let Some(f) = file.as_mut() {
+                if keep > 0 {
+                    let _ = f.write_all(&buf[..keep]);
+                    room -= keep as u64;
+                }
+                if keep < n && !noted {
+                    noted = true;
+                    let _ = writeln!(
+                        f,
+                        "\n[swp-conform: this log is capped at {STDERR_LOG_CAP} octets; the SUT's further stderr was discarded]"
+                    );
+                }
+            }
+        }
+    });
+}
+
 /// Starting a SUT process, or waiting for it to listen, failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
@@ -139,17 +179,16 @@ pub fn spawn(
     } else {
         cmd.stdin(Stdio::null()).stdout(Stdio::null());
     }
-    let err = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map(Stdio::from)
-        .unwrap_or_else(|_| Stdio::null());
-    cmd.stderr(err);
-    let child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+    // stderr goes through a pipe the harness copies, so the log has a cap (a SUT once wrote
+    // 1 GB into it) and the SUT never blocks on it: past the cap the rest is drained.
+    cmd.stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
         program: program.display().to_string(),
         source,
     })?;
+    if let Some(err) = child.stderr.take() {
+        capped_copy(err, log.to_owned());
+    }
     let pid = child.id();
     if let Ok(mut c) = CHILDREN.lock() {
         c.insert(pid);
@@ -209,12 +248,14 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 
 impl Drop for Supervised {
     fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", self.pid)])
-                .status();
-            let _ = self.child.kill();
-        }
+        // The whole process group, whether or not its leader is still alive: a SUT that
+        // forks and exits leaves its children in the group. The group's id cannot be reused
+        // while any member lives, so this reaches no stranger.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.pid)])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
         let _ = self.child.wait();
         if let Ok(mut c) = CHILDREN.lock() {
             c.remove(&self.pid);
@@ -248,5 +289,82 @@ pub fn wait_port_file(
             });
         }
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(script: &str) -> Start {
+        Start {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    }
+
+    #[test]
+    fn children_of_a_sut_that_exited_are_killed_with_it() {
+        let dir = std::env::temp_dir().join(format!("swp-proc-fork-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pidfile = dir.join("child.pid");
+        let script = format!("sleep 300 & echo $! > {}; exit 0", pidfile.display());
+        let mut p = spawn(
+            &start(&script),
+            &dir,
+            &BTreeMap::new(),
+            false,
+            &dir.join("err.log"),
+        )
+        .unwrap();
+        assert!(
+            p.wait_exit(Duration::from_secs(10)).is_some(),
+            "sh did not exit"
+        );
+        let child: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(alive(child), "the forked child should still run");
+        drop(p);
+        let until = Instant::now() + Duration::from_secs(5);
+        while alive(child) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!alive(child), "the forked child {child} survived its SUT");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_stderr_log_is_capped() {
+        let dir = std::env::temp_dir().join(format!("swp-proc-cap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("err.log");
+        // Twice the cap, in 1 MiB writes.
+        let script = format!("head -c {} /dev/zero >&2; exit 0", 2 * STDERR_LOG_CAP);
+        let mut p = spawn(&start(&script), &dir, &BTreeMap::new(), false, &log).unwrap();
+        assert!(p.wait_exit(Duration::from_secs(30)).is_some());
+        drop(p);
+        // The copier drains until end of input; wait for the note it writes at the cut.
+        let until = Instant::now() + Duration::from_secs(10);
+        let len = loop {
+            let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+            if len > STDERR_LOG_CAP || Instant::now() > until {
+                break len;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(
+            len > STDERR_LOG_CAP && len < STDERR_LOG_CAP + 200,
+            "log is {len} octets"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

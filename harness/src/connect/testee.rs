@@ -7,6 +7,7 @@ use crate::sut::Start;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io::{BufReader, BufWriter};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -115,17 +116,16 @@ impl TesteeDriver {
                     .map_or(self.base.clone(), |c| self.base.join(c)),
             )
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.stderr_log)
-            .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null());
-        cmd.stderr(log);
+            .stdout(Stdio::piped())
+            // Its own group, so its children die with it (see `process::Supervised`).
+            .process_group(0)
+            .stderr(Stdio::piped());
         let mut child = cmd
             .spawn()
             .map_err(|e| DriverError::Start(format!("{}: {e}", program.display())))?;
+        if let Some(err) = child.stderr.take() {
+            crate::connect::process::capped_copy(err, self.stderr_log.clone());
+        }
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
             let _ = child.wait();
@@ -196,6 +196,11 @@ impl TesteeDriver {
     /// Kills and reaps the process, so the next request starts a fresh one.
     pub fn kill(&mut self) -> Option<String> {
         let mut p = self.proc.take()?;
+        // Its whole group: whatever the testee started dies with it.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", p.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let status = match p.child.try_wait() {
             Ok(Some(s)) => Some(s),
             _ => {

@@ -376,6 +376,27 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
     r
 }
 
+/// Runs one vector; an interrupt during it makes a non-pass `interrupted`.
+fn run_one(
+    runner: &mut dyn Runner,
+    lv: &LoadedVector,
+    cancel: &Cancel,
+) -> Result<VectorResult, Fatal> {
+    let mut r = runner.run_vector(lv, cancel)?;
+    // An interrupt stops the SUT under the vector in flight; what it showed after that
+    // (a crash, a timeout) is the harness's doing, not a verdict on the SUT.
+    if cancel.is_cancelled() && r.verdict != Verdict::Pass && r.verdict.executed() {
+        r.detail = Some(format!(
+            "the run was interrupted while this vector ran (it showed {}: {})",
+            r.verdict.as_str(),
+            r.detail.as_deref().unwrap_or("")
+        ));
+        r.verdict = Verdict::Interrupted;
+        r.pass = false;
+    }
+    Ok(r)
+}
+
 /// Runs the plan in order, reporting each result; stops early, keeping the results so far,
 /// when `cancel` is set, and stops the run on a [`Fatal`] failure.
 pub fn run_plan(
@@ -389,11 +410,87 @@ pub fn run_plan(
         if cancel.is_cancelled() {
             break;
         }
-        let r = runner.run_vector(lv, cancel)?;
+        let r = run_one(runner, lv, cancel)?;
         progress(&r);
         out.push(r);
     }
     Ok(out)
+}
+
+/// Runs the plan on `runner` and `helpers` at once (`run --jobs N`): each worker takes the
+/// next vector not yet taken, so a slow vector holds up only its own worker. Vectors marked
+/// `exclusive` then run one by one on `runner`, with no other traffic to the SUT. Results
+/// come back in plan order, so reports do not depend on scheduling. Without helpers this is
+/// [`run_plan`].
+pub fn run_plan_jobs<'r>(
+    runner: &mut (dyn Runner + 'r),
+    helpers: &mut [Box<dyn Runner + 'r>],
+    plan: &[&LoadedVector],
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(&VectorResult),
+) -> Result<Vec<VectorResult>, Fatal> {
+    if helpers.is_empty() {
+        return run_plan(runner, plan, cancel, progress);
+    }
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (shared, alone): (Vec<_>, Vec<_>) =
+        plan.iter().copied().partition(|lv| !lv.vector.exclusive);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let mut slots: Vec<Option<VectorResult>> = (0..shared.len()).map(|_| None).collect();
+    let mut fatal = None;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<VectorResult, Fatal>)>();
+        let workers = std::iter::once(&mut *runner).chain(helpers.iter_mut().map(|h| h.as_mut()));
+        for w in workers {
+            let (tx, next, failed, shared) = (tx.clone(), &next, &failed, &shared);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(lv) = shared.get(i) else { break };
+                if cancel.is_cancelled() || failed.load(Ordering::SeqCst) {
+                    break;
+                }
+                let r = run_one(w, lv, cancel);
+                if r.is_err() {
+                    failed.store(true, Ordering::SeqCst);
+                }
+                if tx.send((i, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            match r {
+                Ok(r) => {
+                    progress(&r);
+                    if let Some(slot) = slots.get_mut(i) {
+                        *slot = Some(r);
+                    }
+                }
+                Err(e) => {
+                    fatal.get_or_insert(e);
+                }
+            }
+        }
+    });
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    let mut by_id: std::collections::HashMap<String, VectorResult> = slots
+        .into_iter()
+        .flatten()
+        .map(|r| (r.vector_id.clone(), r))
+        .collect();
+    if !failed.load(std::sync::atomic::Ordering::SeqCst) {
+        for r in run_plan(runner, &alone, cancel, progress)? {
+            by_id.insert(r.vector_id.clone(), r);
+        }
+    }
+    Ok(plan
+        .iter()
+        .filter_map(|lv| by_id.remove(&lv.vector.id))
+        .collect())
 }
 
 /// What opening a method needs besides the catalog and the SUT.

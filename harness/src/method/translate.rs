@@ -99,6 +99,21 @@ fn first_difference(what: &str, got: &[Value], want: &[Value]) -> Option<String>
 /// Why `got` does not match `want`, if it does not.
 fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
     match (want, got) {
+        (Expect::OneOf(alts), _) => {
+            let misses: Vec<String> = alts.iter().map_while(|a| judge(a, got)).collect();
+            (misses.len() == alts.len()).then(|| {
+                format!(
+                    "none of the {} allowed outcomes: {}",
+                    alts.len(),
+                    misses
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| format!("({}) {m}", i + 1))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
+            })
+        }
         (
             Expect::Translated(e),
             TranslateReply::Translated {
@@ -158,6 +173,19 @@ fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
     }
 }
 
+/// One line for an expectation (`one_of` lists its alternatives).
+fn describe(want: &Expect) -> String {
+    match want {
+        Expect::Translated(e) => describe_translated(e),
+        Expect::TranslationError(e) => describe_error(e),
+        Expect::OneOf(alts) => format!(
+            "one of: {}",
+            alts.iter().map(describe).collect::<Vec<_>>().join(" | ")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
 /// Runs the translate steps of `v` through `driver`.
 pub fn run(driver: &mut dyn CodecDriver, v: &Vector) -> Result<Outcome, Fatal> {
     let mut o = Outcome::new(Verdict::Pass, None);
@@ -186,14 +214,7 @@ pub fn run(driver: &mut dyn CodecDriver, v: &Vector) -> Result<Outcome, Fatal> {
                 req.from, req.to, req.direction, req.message
             )),
         });
-        o.expected = format!(
-            "{label}{}",
-            match want {
-                Expect::Translated(e) => describe_translated(e),
-                Expect::TranslationError(e) => describe_error(e),
-                other => format!("{other:?}"),
-            }
-        );
+        o.expected = format!("{label}{}", describe(want));
         let got = match answered(driver.translate(&req))? {
             Ok(g) => g,
             Err(stop) => {

@@ -208,6 +208,9 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                         "reject_signal mode error-frame/both needs `error_frame`".into(),
                     );
                 }
+                if rs.mode == RejectMode::Close && rs.after.is_some() {
+                    at("reject_signal", "reject_signal.after is for endpoints that send error frames: with mode close every reject already ends the stream".into());
+                }
                 if rs.mode == RejectMode::Close && sess.probe.is_none() {
                     at("reject_signal", "reject_signal mode close needs a `probe`: without one an accept cannot be told from a slow reject".into());
                 }

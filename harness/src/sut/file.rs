@@ -193,6 +193,21 @@ pub struct RejectSignal {
     /// The error frame, for `error-frame` and `both`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_frame: Option<ErrorFrameSpec>,
+    /// What the endpoint does after a reject it signalled with an error frame: keep reading
+    /// the stream or end it. Both are conformant (CORE-039, docs/spec-issues.md SI-002).
+    /// Undeclared, a close after a reject makes the vector's later steps inconclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<AfterReject>,
+}
+
+/// What an endpoint does with the stream after a reject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AfterReject {
+    /// It goes on reading frames: later steps are judged, a close is a failure.
+    Continue,
+    /// It ends the stream: vectors that go on after a reject are not applicable.
+    Close,
 }
 
 /// A request the endpoint answers, used to tell "accepted and alive" from "silently dead".

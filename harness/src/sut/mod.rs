@@ -7,8 +7,9 @@ pub mod check;
 pub mod file;
 
 pub use file::{
-    ErrorFrameSpec, IdentityProbe, Kind, Limits, McpNativeSpec, McpTransport, PkiSource, Policy,
-    ProbeSpec, RateLimit, RejectMode, RejectSignal, SessionSpec, Start, Timing, TlsSpec, Transport,
+    AfterReject, ErrorFrameSpec, IdentityProbe, Kind, Limits, McpNativeSpec, McpTransport,
+    PkiSource, Policy, ProbeSpec, RateLimit, RejectMode, RejectSignal, SessionSpec, Start, Timing,
+    TlsSpec, Transport,
 };
 
 use crate::catalog::vector::Method;

@@ -146,6 +146,29 @@ pub fn reject(
     Ok((j.observed, code))
 }
 
+/// An accept where the spec allows a reject as well (`reject_allowed`, a session vector's last
+/// step only): an error frame or a close within the quiet window is the allowed reject;
+/// `None` means neither came, and the accept is confirmed as any other. Replies are skipped.
+pub fn reject_allowed(
+    conv: &mut Conv<'_>,
+    c: &Ctx<'_>,
+) -> Result<Option<String>, Box<StepFailure>> {
+    let deadline = conv.after(conv.spec.timing.silence_ms);
+    loop {
+        match conv.next(deadline) {
+            Some(Obs::Reply(_)) => {}
+            Some(Obs::Error { code, .. }) => {
+                return Ok(Some(format!("reject {code} (allowed)")));
+            }
+            Some(Obs::Closed(why)) => {
+                return Ok(Some(format!("the connection {why}: a reject (allowed)")));
+            }
+            Some(Obs::Garbage(g)) => return Err(c.fail(g, "invalid output")),
+            None => return Ok(None),
+        }
+    }
+}
+
 /// The connection closes with zero frames before it (octets that are not framing, such as a
 /// TLS alert sent in the clear to a plaintext client, are not frames).
 pub fn close(conv: &mut Conv<'_>, label: &str) -> Result<String, Box<StepFailure>> {

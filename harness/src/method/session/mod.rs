@@ -161,6 +161,11 @@ impl TestMethod for SessionMethod<'_> {
                 "needs an endpoint that requires client certificates (tls.client_auth)".into(),
             );
         }
+        if spec.reject_signal.after == Some(crate::sut::AfterReject::Close) && rejects_midway(v) {
+            return Err(NotApplicable::choice(
+                "the vector goes on after a reject; the SUT declares it ends the stream after one (reject_signal.after: close; CORE-039 allows both)",
+            ));
+        }
         let sends = |f: fn(&crate::catalog::vector::Send) -> bool| {
             v.steps.iter().any(|s| s.send.as_ref().is_some_and(f))
         };
@@ -281,6 +286,18 @@ impl TestMethod for SessionMethod<'_> {
 
 /// A stdio endpoint exits when its input ends, so its exit after a passing vector is no
 /// crash; a failed vector or a long-running endpoint that died is one.
+/// Whether a step before the vector's last expects a reject, so later steps need the
+/// stream to go on after it.
+fn rejects_midway(v: &Vector) -> bool {
+    let n = v.steps.len();
+    v.steps.iter().take(n.saturating_sub(1)).any(|s| {
+        s.expect
+            .as_slice()
+            .iter()
+            .any(|e| matches!(e, crate::catalog::vector::Expect::Reject(_)))
+    })
+}
+
 fn crash(o: &mut Outcome, status: &Exit, transport: Transport) {
     if o.verdict != Verdict::Pass || transport != Transport::Stdio {
         o.verdict = Verdict::Crash;

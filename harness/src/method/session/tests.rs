@@ -479,3 +479,116 @@ fn error_json_checks_the_error_frame_of_the_reject() {
     assert_eq!(f.verdict, Verdict::Fail);
     assert!(f.why.contains("does not contain"), "{}", f.why);
 }
+
+fn accept_or_reject() -> Expectation {
+    Expectation::Accept {
+        fields: Default::default(),
+        unknown_flags: None,
+        profile_may_refuse: false,
+        reject_allowed: true,
+        answered: false,
+    }
+}
+
+#[test]
+fn reject_allowed_passes_an_error_frame_a_close_and_a_confirmed_accept() {
+    let bad = |script: Script| {
+        run(
+            &spec(""),
+            script,
+            &[
+                send("ok", 1, vec![accept()]),
+                send("bad", 2, vec![accept_or_reject()]),
+            ],
+        )
+        .0
+        .unwrap_or_else(|f| panic!("{f:?}"))
+    };
+    let s = bad(endpoint(5, |e| {
+        vec![(2, error_frame(&e.msg_id, "ERR_INVALID_PROFILE_PAYLOAD"))]
+    }));
+    assert_eq!(
+        s.observed,
+        "accepted | reject ERR_INVALID_PROFILE_PAYLOAD (allowed)"
+    );
+    let s = bad(endpoint(5, |_| vec![(1, Recv::Eof)]));
+    assert!(s.observed.contains("a reject (allowed)"), "{}", s.observed);
+    let s = bad(endpoint(5, |_| Vec::new()));
+    assert_eq!(s.observed, "accepted ×2");
+}
+
+#[test]
+fn reject_allowed_still_fails_an_accept_the_probe_does_not_confirm() {
+    // Neither a reject nor an answered probe: the endpoint hung on the frame.
+    let f = failure(
+        run(
+            &spec(""),
+            Box::new(|_| Vec::new()),
+            &[send("bad", 1, vec![accept_or_reject()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout, "{f:?}");
+}
+
+#[test]
+fn reject_allowed_confirms_earlier_accepts_before_a_close_can_hide_them() {
+    // The first frame is refused; the later close must not make that look allowed.
+    let f = failure(
+        run(
+            &spec(""),
+            Box::new(|e| {
+                if payload_is(e, "first") {
+                    vec![(1, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE"))]
+                } else {
+                    vec![(1, Recv::Eof)]
+                }
+            }),
+            &[
+                send("first", 1, vec![accept()]),
+                send("bad", 2, vec![accept_or_reject()]),
+            ],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+    assert!(f.why.contains("ERR_INVALID_ENVELOPE"), "{}", f.why);
+}
+
+/// An endpoint that answers every `bad` frame with an error frame and then ends the stream.
+fn error_then_close() -> Script {
+    endpoint(5, |e| {
+        vec![
+            (1, error_frame(&e.msg_id, "ERR_INVALID_FRAME")),
+            (2, Recv::Eof),
+        ]
+    })
+}
+
+#[test]
+fn a_close_after_a_reject_is_inconclusive_when_the_manifest_does_not_say() {
+    let steps = [
+        send("bad", 1, vec![reject(ErrorCode::InvalidFrame)]),
+        send("ok", 2, vec![accept()]),
+    ];
+    let f = failure(run(&spec(""), error_then_close(), &steps).0);
+    assert_eq!(f.verdict, Verdict::Inconclusive, "{f:?}");
+    assert!(
+        f.why.contains("ended the stream after the reject of step"),
+        "{}",
+        f.why
+    );
+}
+
+#[test]
+fn a_close_after_a_reject_fails_an_endpoint_that_declares_it_continues() {
+    let steps = [
+        send("bad", 1, vec![reject(ErrorCode::InvalidFrame)]),
+        send("ok", 2, vec![accept()]),
+    ];
+    let declared = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}, after: continue}",
+    );
+    let f = failure(run(&declared, error_then_close(), &steps).0);
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+}

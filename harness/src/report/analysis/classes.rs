@@ -196,6 +196,7 @@ fn bearing(r: &VectorResult) -> Bearing {
         Verdict::Unsupported => Bearing::Fail("the SUT does not support it".into()),
         Verdict::Inconclusive => Bearing::Incomplete("inconclusive on this wire".into()),
         Verdict::HarnessError => Bearing::Incomplete("harness error".into()),
+        Verdict::Interrupted => Bearing::Incomplete("interrupted".into()),
     }
 }
 

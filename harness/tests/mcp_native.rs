@@ -87,7 +87,7 @@ policy: {{timestamp_freshness: false}}
 mcp_native:
   transport: {transport}
   protocol_version: "{version}"
-  timing: {{step_ms: 1000, vector_ms: 8000, start_ms: {start_ms}, max_read_bytes: 1048576}}
+  timing: {{step_ms: 3000, vector_ms: 20000, start_ms: {start_ms}, max_read_bytes: 1048576}}
 "#,
         common::example("mockmcp").display(),
         args.join(", ")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the committed reference reports (reports/reference/<manifest>/*.snap) after
-# an intended change to the catalog, the reference or the report formats. Review the diff
-# with `git diff reports/reference` before committing it.
+# an intended change to the catalog, the reference or the report formats, including
+# reports/reference/published/, the spec kit's published set run as published (it needs the
+# spec kit beside the checkout, ../shared, and fails without it rather than keep a stale
+# report). Review the diff with `git diff reports/reference` before committing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls reference_stdio reference_tcp reference_relay reference_lenient
+SWP_REQUIRE_SPEC_KIT=1 INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls reference_stdio reference_tcp reference_relay reference_lenient reference_published

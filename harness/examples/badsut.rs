@@ -11,6 +11,8 @@
 //!   outputs sent as responses (msg_type 2) on fresh msg_ids without the request's
 //!   correlation, then a `result` on the request's msg_id even when asked to fail.
 //! - `unterminated-stream`: the partials of `bad-stream` and never a terminal response.
+//! - `every-other`: as `close-on-reject`, but answers only every other `ping` (a SUT that
+//!   loses replies, for the load mode).
 
 use std::io::{Read, Write};
 use swp_core::{e1, Envelope, Event, Limits, Policy, Receiver};
@@ -21,6 +23,7 @@ fn main() {
     let mut stdout = std::io::stdout().lock();
     let mut rx = Receiver::new(Limits::default(), Policy::default());
     let mut buf = vec![0u8; 65536];
+    let mut pings = 0u64;
     loop {
         let n = match stdin.read(&mut buf) {
             Ok(0) | Err(_) => {
@@ -73,6 +76,12 @@ fn main() {
                             payload: serde_json::to_vec(&payload).unwrap_or_default().into(),
                             ..Envelope::default()
                         };
+                        if mode == "every-other" && method == Some("ping") {
+                            pings += 1;
+                            if pings.is_multiple_of(2) {
+                                continue;
+                            }
+                        }
                         let mut out = Vec::new();
                         let id = req.as_ref().and_then(|r| r.get("id")).cloned();
                         match method {

@@ -24,9 +24,11 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct Select {
-    /// Vector catalog directory (default: ./vectors, else the workspace's vectors/).
+    /// Vector directory: the YAML catalog (default: ./vectors, else the workspace's
+    /// vectors/) or a spec kit published set (`<id>.json` + `<id>.bin`), detected by its
+    /// shape. Give it twice to run a published set with the catalog.
     #[arg(long)]
-    vectors: Option<PathBuf>,
+    vectors: Vec<PathBuf>,
     /// Comma-separated id globs, e.g. `core_*,e1_0002*`.
     #[arg(long)]
     filter: Vec<String>,
@@ -86,9 +88,9 @@ enum Cmd {
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
-        /// Vector catalog directory.
+        /// Vector directories, as for `run`.
         #[arg(long)]
-        vectors: Option<PathBuf>,
+        vectors: Vec<PathBuf>,
         /// Reports and `evidence-<class>.tar.gz` go here.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -108,10 +110,39 @@ enum Cmd {
         /// Shard report.json files (K = 1..N, each once).
         #[arg(required = true)]
         reports: Vec<PathBuf>,
-        /// Vector catalog directory (must be the one the shards ran).
+        /// Vector directories (must be the ones the shards ran).
         #[arg(long)]
-        vectors: Option<PathBuf>,
+        vectors: Vec<PathBuf>,
         /// Write the merged reports into DIR.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+    },
+    /// Load a session-method endpoint: N connections × K probes in flight for a duration;
+    /// report throughput, latency percentiles, errors, lost replies and the SUT's resources.
+    /// Exit 0 when nothing was lost and nothing failed, 1 otherwise, 2 on usage errors.
+    Load {
+        /// SUT manifest (kind endpoint, with a `session.probe`).
+        #[arg(long)]
+        sut: PathBuf,
+        /// Connections (N); a stdio endpoint has one.
+        #[arg(long, default_value_t = 1)]
+        connections: u32,
+        /// Requests in flight per connection (K).
+        #[arg(long = "in-flight", default_value_t = 1)]
+        in_flight: u32,
+        /// How long requests are sent, e.g. 60s, 500ms, 2m.
+        #[arg(long, default_value = "10s", value_parser = duration_arg)]
+        duration: Duration,
+        /// How long unanswered requests are awaited after the duration.
+        #[arg(long, default_value = "2s", value_parser = duration_arg)]
+        drain: Duration,
+        /// A request unanswered this long is lost (default: the manifest's step_ms).
+        #[arg(long = "reply-timeout", value_parser = duration_arg)]
+        reply_timeout: Option<Duration>,
+        /// How often the SUT's memory and descriptors are sampled.
+        #[arg(long = "sample-every", default_value = "1s", value_parser = duration_arg)]
+        sample_every: Duration,
+        /// Write load-report.json and load-report.md (and the SUT's logs) into DIR.
         #[arg(long, default_value = "out")]
         out: PathBuf,
     },
@@ -145,10 +176,8 @@ struct Change {
     jobs: u16,
 }
 
-fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
-    if let Some(d) = arg {
-        return d.clone();
-    }
+/// The YAML catalog used when `--vectors` names none: ./vectors, else the workspace's.
+fn default_catalog() -> PathBuf {
     let here = PathBuf::from("vectors");
     if here.is_dir() {
         here
@@ -157,8 +186,13 @@ fn catalog_dir(arg: &Option<PathBuf>) -> PathBuf {
     }
 }
 
+/// The catalog and published sets `--vectors` names, each detected by its shape.
+fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
+    Ok(catalog::load_sets(dirs, &default_catalog())?)
+}
+
 fn load(sel: &Select) -> Result<Catalog, CliError> {
-    Ok(catalog::load::load(&catalog_dir(&sel.vectors))?)
+    load_vectors(&sel.vectors)
 }
 
 fn selection(sel: &Select) -> Selection {
@@ -218,21 +252,6 @@ struct RunArgs<'a> {
 }
 
 fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
-    let dir = catalog_dir(&sel.vectors);
-    if swp_conform::legacy::is_legacy_dir(&dir) {
-        if a.change.baseline.is_some() || a.change.shard.is_some() {
-            return Err(CliError::Usage(
-                "--baseline and --shard apply to YAML catalogs, not legacy sets".into(),
-            ));
-        }
-        let out = Some(a.out.to_path_buf());
-        return Ok(swp_conform::legacy::run_cli(
-            &dir,
-            a.sut,
-            &out,
-            a.timeout_ms,
-        )?);
-    }
     let cat = load(sel)?;
     let sut = load_sut(a.sut)?;
     let plan = select(&cat, &selection(sel))?;
@@ -276,11 +295,11 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
 fn claim(
     class: Class,
     sut_path: &Option<PathBuf>,
-    vectors: &Option<PathBuf>,
+    vectors: &[PathBuf],
     out: &Path,
     timeout_ms: u64,
 ) -> Result<bool, CliError> {
-    let cat = catalog::load::load(&catalog_dir(vectors))?;
+    let cat = load_vectors(vectors)?;
     let sut = load_sut(sut_path)?;
     std::fs::create_dir_all(out).map_err(io_error(out))?;
     let cancel = Cancel::new();
@@ -326,6 +345,34 @@ fn list(sel: &Select) -> Result<bool, CliError> {
     Ok(true)
 }
 
+fn duration_arg(s: &str) -> Result<Duration, String> {
+    swp_conform::load::report::parse_duration(s)
+}
+
+/// `load`: usage and manifest problems are errors (status 2); a run that did not hold, or
+/// an endpoint that could not be started or reached, is status 1 with the reason on stderr.
+fn load_cmd(sut: &Path, opts: &swp_conform::load::LoadOptions) -> Result<bool, CliError> {
+    use swp_conform::load::{self as l, LoadError};
+    let sut = Sut::load(sut)?;
+    let cancel = Cancel::new();
+    swp_conform::connect::process::install_interrupt_handler(&cancel);
+    match l::run(&sut, opts, &cancel) {
+        Ok(r) => {
+            print!("{}", r.summary());
+            println!("report: {}", opts.out.join("load-report.json").display());
+            for why in &r.reasons {
+                eprintln!("swp-conform: load did not hold: {why}");
+            }
+            Ok(r.held)
+        }
+        Err(LoadError::Usage(m)) => Err(CliError::Usage(m)),
+        Err(LoadError::Setup(m)) => {
+            eprintln!("swp-conform: load: {m}");
+            Ok(false)
+        }
+    }
+}
+
 fn schema(dir: &Path) -> Result<bool, CliError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     for (name, text) in swp_conform::schema::all() {
@@ -369,14 +416,33 @@ fn main() -> ExitCode {
             reports,
             vectors,
             out,
-        } => catalog::load::load(&catalog_dir(vectors))
-            .map_err(CliError::from)
-            .and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
+        } => load_vectors(vectors).and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
         Cmd::List { sel } => list(sel),
         Cmd::Trace { sel, uncovered } => load(sel).map(|cat| {
             print!("{}", swp_conform::trace::render(&cat, *uncovered));
             true
         }),
+        Cmd::Load {
+            sut,
+            connections,
+            in_flight,
+            duration,
+            drain,
+            reply_timeout,
+            sample_every,
+            out,
+        } => load_cmd(
+            sut,
+            &swp_conform::load::LoadOptions {
+                connections: *connections,
+                in_flight: *in_flight,
+                duration: *duration,
+                drain: *drain,
+                reply_timeout: *reply_timeout,
+                sample_every: *sample_every,
+                out: out.clone(),
+            },
+        ),
         Cmd::Schema { dir } => schema(dir),
     };
     match r {

@@ -582,6 +582,10 @@ pub fn build_frame(
 
 /// Materialises `v` against `params`.
 pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, MaterialiseError> {
+    // A published fixture the front-end could not read has no steps worth sending.
+    if let Some(why) = v.fixture.as_ref().and_then(|f| f.problem.as_ref()) {
+        return Err(MaterialiseError::Invalid(why.clone()));
+    }
     let now = params.get("NOW_MS").copied().unwrap_or(0);
     let mut ctx = Ctx {
         params,

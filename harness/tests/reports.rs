@@ -182,6 +182,48 @@ fn reference_lenient() {
     pinned_session("reference-lenient.yaml", "lenient");
 }
 
+/// The spec kit's published set beside the checkout, run as published against the
+/// built-in reference: its report, with the published section (agreement and every ruled
+/// departure), is pinned like the catalog's.
+#[test]
+fn reference_published() {
+    let dir = root().join("../shared/swp-spec-kit/conformance/vectors");
+    if !dir.is_dir() {
+        assert!(
+            std::env::var("SWP_REQUIRE_SPEC_KIT").as_deref() != Ok("1"),
+            "SWP_REQUIRE_SPEC_KIT=1 but the spec kit's published vectors are not at {}",
+            dir.display()
+        );
+        println!(
+            "reports: skipped the published set: {} not found",
+            dir.display()
+        );
+        return;
+    }
+    let cat = catalog::load_sets(&[dir], &root().join("vectors")).unwrap_or_else(|e| panic!("{e}"));
+    let sut = Sut::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
+    let run = || {
+        let mut runner = method::open(&cat, &sut, &Setup::new(root().join("target")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        run_report(
+            &cat,
+            &sut,
+            &plan,
+            &opts(),
+            runner.as_mut(),
+            &mut [],
+            &Cancel::new(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let a = run();
+    assert!(!a.run_failed, "the reference fails the published set");
+    assert_eq!(a.published.as_ref().map(|p| p.unruled), Some(0));
+    assert_same_outside_run(&a, &run());
+    snapshot("published", &a);
+}
+
 #[test]
 fn strip_run_removes_only_the_marked_parts() {
     let md =

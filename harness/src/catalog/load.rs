@@ -215,6 +215,7 @@ pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
             requirements,
             index,
             dir: dir.to_owned(),
+            published: Vec::new(),
         })
     } else {
         Err(LoadError {

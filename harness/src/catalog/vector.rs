@@ -107,6 +107,11 @@ pub struct Vector {
     pub exclusive: bool,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// The spec kit fixture this vector was read from (`crate::published`): what the kit
+    /// expects and what the fixture assumes of the receiver. Never in a YAML file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub fixture: Option<std::sync::Arc<crate::published::Fixture>>,
 }
 
 /// Conditions on the SUT manifest.

@@ -58,7 +58,7 @@ pub fn bundle(
         vs.push_str(&format!(
             "{}  {}\n",
             super::sha256_hex(&body),
-            crate::model::display_path(&cat.dir, &lv.path)
+            cat.display_path(&lv.path)
         ));
     }
     files.push(("vector-set.sha256".into(), vs.into_bytes()));

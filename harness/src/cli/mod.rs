@@ -45,9 +45,9 @@ pub enum CliError {
     /// The SUT cannot be driven at all.
     #[error(transparent)]
     Fatal(#[from] crate::method::Fatal),
-    /// A legacy vector set could not be run.
+    /// The vector directories could not be put together.
     #[error(transparent)]
-    Legacy(#[from] crate::legacy::LegacyError),
+    Sets(#[from] crate::catalog::SetsError),
     /// An argument is invalid.
     #[error("{0}")]
     Usage(String),
@@ -130,6 +130,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// index), each as relative path, NUL, length and content, in path order: a change to any
 /// of them changes the digest.
 pub fn catalog_digest(dir: &Path) -> Result<String, CliError> {
+    digest_of(dir, &[])
+}
+
+/// The digest of a run's vector set: [`catalog_digest`] of the YAML catalog, with every file
+/// of each published set in it too (`published/<set>/<file>`).
+pub fn vector_set_digest(cat: &Catalog) -> Result<String, CliError> {
+    digest_of(&cat.dir, &cat.published)
+}
+
+fn digest_of(dir: &Path, published: &[PathBuf]) -> Result<String, CliError> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -147,6 +157,25 @@ pub fn catalog_digest(dir: &Path) -> Result<String, CliError> {
         .into_iter()
         .map(|p| (crate::model::display_path(dir, &p), p))
         .collect();
+    for set in published {
+        let name = set
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rd = std::fs::read_dir(set).map_err(io_error(set))?;
+        for e in rd {
+            let p = e.map_err(io_error(set))?.path();
+            let f = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if p.is_file()
+                && (f.ends_with(".json") || f.ends_with(".bin") || f.ends_with(".evidence.md"))
+            {
+                rel.push((format!("published/{name}/{f}"), p));
+            }
+        }
+    }
     rel.sort();
     let mut h = Sha256::new();
     for (name, p) in &rel {
@@ -163,7 +192,7 @@ pub fn catalog_digest(dir: &Path) -> Result<String, CliError> {
 pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, CliError> {
     Ok(Digests {
         sut_manifest_sha256: sha256_hex(sut.text.as_bytes()),
-        vector_set_sha256: catalog_digest(&cat.dir)?,
+        vector_set_sha256: vector_set_digest(cat)?,
     })
 }
 
@@ -345,7 +374,7 @@ pub fn merge_cli(cat: &Catalog, inputs: &[PathBuf], out: &Path) -> Result<bool, 
     for p in inputs {
         shards.push((p.display().to_string(), read_report(p)?));
     }
-    let digest = catalog_digest(&cat.dir)?;
+    let digest = vector_set_digest(cat)?;
     let merged =
         crate::report::analysis::merge::merge(shards, cat, &digest, std::env::args().collect())?;
     crate::report::write_all(&merged, out)?;

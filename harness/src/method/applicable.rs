@@ -8,6 +8,11 @@ use crate::sut::Sut;
 /// Why a vector does not apply to this SUT, if it does not. A method the SUT is not driven
 /// by leaves the vector untested; everything else is the SUT's declared choice.
 pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
+    // A published fixture's own assumptions (process check, one frame of multi-frame
+    // behaviour, its limits and clock) decide first.
+    if let Some(na) = crate::published::receiver::applicability(v, sut) {
+        return Some(na);
+    }
     let m = &sut.manifest;
     if !v.methods.iter().any(|x| m.methods.contains(x)) {
         let want: Vec<_> = v.methods.iter().map(|m| m.as_str()).collect();

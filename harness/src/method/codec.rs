@@ -76,7 +76,9 @@ impl TestMethod for CodecMethod<'_> {
         if method == Method::Translate {
             return Ok(CodecWork::Translate);
         }
-        let params = self.sut.params(CODEC_NOW_MS);
+        // A published fixture brings its own receiver clock and limits.
+        let params = crate::published::receiver::codec_params(v, self.sut, CODEC_NOW_MS)
+            .unwrap_or_else(|| self.sut.params(CODEC_NOW_MS));
         materialize::materialise(v, &params).map(CodecWork::Frames)
     }
 
@@ -91,16 +93,29 @@ impl TestMethod for CodecMethod<'_> {
         match c {
             CodecWork::Translate => super::translate::run(self.driver.as_mut(), v),
             CodecWork::Frames(steps) => {
-                // Payload validation is asked for only by vectors about a P1 profile (A2A),
-                // so testees without it still run every other vector.
-                let validate: Vec<u64> = v
-                    .applies_when
-                    .profiles
-                    .iter()
-                    .copied()
-                    .filter(|p| *p == swp_profiles::a2a::PROFILE_ID)
-                    .collect();
-                self.decode(&steps, validate)
+                // A published fixture brings its own limits and profile validation.
+                let config = match crate::published::receiver::codec_config(v, self.sut) {
+                    Some(c) => c,
+                    None => {
+                        // Payload validation is asked for only by vectors about a P1
+                        // profile (A2A), so testees without it still run every other vector.
+                        let mut c = codec_config_of(&self.sut.manifest);
+                        c.validate_profiles = v
+                            .applies_when
+                            .profiles
+                            .iter()
+                            .copied()
+                            .filter(|p| *p == swp_profiles::a2a::PROFILE_ID)
+                            .collect();
+                        c
+                    }
+                };
+                let origin = v
+                    .fixture
+                    .as_ref()
+                    .and_then(|f| f.receiver.now_ms)
+                    .unwrap_or(CODEC_NOW_MS);
+                self.decode(&steps, config, origin)
             }
         }
     }
@@ -116,12 +131,19 @@ pub fn step_label(n: usize, s: &ConcreteStep) -> String {
 }
 
 impl CodecMethod<'_> {
-    fn decode(&mut self, steps: &[ConcreteStep], validate: Vec<u64>) -> Result<Outcome, Fatal> {
+    /// Sends the steps in one decode request; `origin` is the receiver clock transcripts
+    /// count their times from.
+    fn decode(
+        &mut self,
+        steps: &[ConcreteStep],
+        config: swp_testee_proto::CodecConfig,
+        origin: u64,
+    ) -> Result<Outcome, Fatal> {
         let mut transcript = Vec::new();
         let mut chunks = Vec::new();
         let mut end = false;
         for (i, s) in steps.iter().enumerate() {
-            let t_ms = s.now_ms - CODEC_NOW_MS;
+            let t_ms = s.now_ms.saturating_sub(origin);
             match &s.action {
                 Action::Send(b) => {
                     transcript.push(TranscriptEntry {
@@ -166,8 +188,6 @@ impl CodecMethod<'_> {
                 }
             }
         }
-        let mut config = codec_config_of(&self.sut.manifest);
-        config.validate_profiles = validate;
         let req = DecodeRequest {
             config,
             chunks,
@@ -186,7 +206,7 @@ impl CodecMethod<'_> {
             );
             return Ok(Outcome::stop(Verdict::HarnessError, why).with_transcript(transcript));
         }
-        Ok(judge(steps, &reply, transcript))
+        Ok(judge(steps, &reply, transcript, origin))
     }
 }
 
@@ -208,13 +228,14 @@ fn judge(
     steps: &[ConcreteStep],
     reply: &DecodeReply,
     mut transcript: Vec<TranscriptEntry>,
+    origin: u64,
 ) -> Outcome {
     let mut o = Outcome::new(Verdict::Pass, None);
     for (i, s) in steps.iter().enumerate() {
         let events = events_of(steps, reply, i);
         if !events.is_empty() {
             transcript.push(TranscriptEntry {
-                t_ms: s.now_ms - CODEC_NOW_MS,
+                t_ms: s.now_ms.saturating_sub(origin),
                 dir: Dir::Received,
                 data: transcript_events(events),
             });

@@ -353,7 +353,9 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
         .requirements
         .iter()
         .flat_map(|r| resolve(r))
-        .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+        .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()))
+        // A published fixture the harness cannot read must fail the run, not warn.
+        || crate::published::receiver::unreadable(&lv.vector);
     let mut reqs: Vec<String> = lv
         .vector
         .all_requirements()
@@ -362,8 +364,7 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
         .collect();
     reqs.sort();
     reqs.dedup();
-    let root = catalog.dir.parent().unwrap_or(&catalog.dir);
-    let path = crate::model::display_path(root, &lv.path);
+    let path = catalog.display_path(&lv.path);
     let mut r = VectorResult::new(
         lv.vector.id.clone(),
         lv.vector.namespace.clone(),

@@ -116,7 +116,7 @@ pub struct Report {
     pub harness_version: String,
     /// The SUT as it described itself and as its manifest names it.
     pub sut: SutInfo,
-    /// Digests of the SUT manifest and of the vector set (absent for legacy sets).
+    /// Digests of the SUT manifest and of the vector set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digests: Option<Digests>,
     /// Whether SHOULD-level failures failed the run (`--strict`).
@@ -153,6 +153,10 @@ pub struct Report {
     /// What the baseline expected and where the run deviated from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineOutcome>,
+    /// Runs with spec kit fixtures: how many published expectations the SUT meets, and
+    /// every one the SUT or the project's reading departs from, with the ruling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<crate::published::section::Section>,
     /// One entry per executed vector, in id order.
     pub results: Vec<VectorResult>,
     /// The subset of `results` with `pass = false`.
@@ -219,6 +223,7 @@ impl Report {
             requirement_counts: BTreeMap::new(),
             requirements: Vec::new(),
             baseline: None,
+            published: None,
             failures,
             not_applicable: skipped
                 .into_iter()
@@ -255,6 +260,7 @@ impl Report {
             .map(|c| format!("SWP {}", c.class))
             .collect();
         self.classes = classes;
+        self.published = crate::published::section::section(cat, self);
     }
 
     /// Every selected vector's result, executed or not, in id order: the inverse of the

@@ -152,6 +152,12 @@ impl Endpoint {
         self.server.as_mut().and_then(|s| s.exited())
     }
 
+    /// The process id of the long-running endpoint the harness started (TCP/TLS), if any:
+    /// the load mode samples its memory and descriptors.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(|s| s.pid())
+    }
+
     fn tls_options(&self, c: &ConnectSpec) -> Result<TlsOptions, SetupError> {
         let t = self
             .spec

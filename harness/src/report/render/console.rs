@@ -67,6 +67,16 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
         sum.failed,
         if sum.passed_run { "" } else { "  (run FAILED)" }
     );
+    if let Some(p) = &rep.published {
+        let _ = writeln!(s, "{}", p.headline());
+        for d in p.disagreements.iter().filter(|d| d.ruling.is_none()) {
+            let _ = writeln!(
+                s,
+                "  unruled: {}: published {}, observed {}",
+                d.vector_id, d.published, d.observed
+            );
+        }
+    }
     for u in &sum.untested {
         let _ = writeln!(s, "untested: {u}");
     }

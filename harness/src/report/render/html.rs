@@ -177,6 +177,7 @@ pub fn render(rep: &Report) -> String {
     }
     classes(&mut s, rep);
     counts(&mut s, rep);
+    published(&mut s, rep);
     filters(&mut s, rep);
     matrix(&mut s, rep);
     vectors(&mut s, rep);
@@ -217,6 +218,52 @@ fn classes(s: &mut String, rep: &Report) {
             esc(&c.title),
             c.status.as_str(),
             esc(&c.reason)
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+/// The published-set section: the agreement figure and every departure with its ruling.
+fn published(s: &mut String, rep: &Report) {
+    let Some(p) = &rep.published else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "<h2>Published fixtures</h2>\n<p id=\"published-headline\">{}</p>",
+        esc(&p.headline())
+    );
+    if !p.process_checks.is_empty() {
+        s.push_str("<ul id=\"published-process\">\n");
+        for c in &p.process_checks {
+            let _ = writeln!(
+                s,
+                "<li><code>{}</code>: a process check, not testable at runtime; review its evidence, <code>{}</code></li>",
+                esc(&c.vector_id),
+                esc(&c.evidence)
+            );
+        }
+        s.push_str("</ul>\n");
+    }
+    if p.disagreements.is_empty() {
+        return;
+    }
+    s.push_str("<table id=\"published\">\n<tr><th>fixture</th><th>published</th><th>this SUT</th><th>meets it</th><th>ruling</th><th>clause</th><th>SI</th></tr>\n");
+    for d in &p.disagreements {
+        let _ = writeln!(
+            s,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&d.vector_id),
+            esc(&d.published),
+            esc(&d.observed),
+            match d.sut_agrees {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "not run",
+            },
+            d.ruling.as_deref().map_or_else(|| "<b>unruled</b>".to_owned(), esc),
+            esc(d.clause.as_deref().unwrap_or("")),
+            esc(d.si.as_deref().unwrap_or(""))
         );
     }
     s.push_str("</table>\n");

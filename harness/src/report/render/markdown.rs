@@ -120,6 +120,9 @@ pub fn render(rep: &Report) -> String {
         "{} selected, {} executed: {} passed, {} failed ({})\n",
         sum.selected, sum.executed, sum.passed, sum.failed, sum.counts
     );
+    if let Some(p) = &rep.published {
+        published(&mut s, p);
+    }
     if !rep.requirement_counts.is_empty() {
         let _ = writeln!(s, "## Requirements by level\n");
         let _ = write!(s, "| level |");
@@ -244,4 +247,46 @@ pub fn render(rep: &Report) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The published-set section: the agreement figure, then every departure with its ruling.
+fn published(s: &mut String, p: &crate::published::section::Section) {
+    let _ = writeln!(s, "## Published fixtures\n");
+    let _ = writeln!(s, "{}.\n", cell(&p.headline()));
+    for c in &p.process_checks {
+        let _ = writeln!(
+            s,
+            "- `{}`: a process check, not testable at runtime; review its evidence, `{}`",
+            c.vector_id, c.evidence
+        );
+    }
+    if !p.process_checks.is_empty() {
+        s.push('\n');
+    }
+    if p.disagreements.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "| fixture | published | this SUT | meets it | ruling | clause | SI |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    for d in &p.disagreements {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} |",
+            d.vector_id,
+            cell(&d.published),
+            cell(&d.observed),
+            match d.sut_agrees {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "not run",
+            },
+            cell(d.ruling.as_deref().unwrap_or("**unruled**")),
+            cell(d.clause.as_deref().unwrap_or("")),
+            cell(d.si.as_deref().unwrap_or(""))
+        );
+    }
+    s.push('\n');
 }

@@ -18,14 +18,16 @@ pub enum ConfigError {
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
-    #[error("cannot validate the payloads of profile {0} (only 2, A2A)")]
+    #[error("cannot validate the payloads of profile {0} (only 1, the MCP mapping, and 2, A2A)")]
     Validate(u64),
 }
 
-/// Payload validation after the core accepts a frame: A2A's P1 rules and its lifecycle,
-/// with every frame of one request on one channel.
+/// Payload validation after the core accepts a frame: the MCP mapping's payload rules
+/// (profile 1: JSON-RPC shape per msg_type) and A2A's P1 rules and lifecycle, with every
+/// frame of one request on one channel.
 #[derive(Default)]
 struct ProfileCheck {
+    mcp: bool,
     a2a: Option<swp_profiles::a2a::Lifecycle>,
     form: swp_profiles::p1::P1Form,
 }
@@ -40,10 +42,13 @@ impl ProfileCheck {
             ..ProfileCheck::default()
         };
         for &p in profiles {
-            if p != swp_profiles::a2a::PROFILE_ID {
-                return Err(ConfigError::Validate(p));
+            match p {
+                swp_profiles::mcp::PROFILE_ID => c.mcp = true,
+                swp_profiles::a2a::PROFILE_ID => {
+                    c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
+                }
+                _ => return Err(ConfigError::Validate(p)),
             }
-            c.a2a = Some(swp_profiles::a2a::Lifecycle::default());
         }
         Ok(c)
     }
@@ -51,6 +56,11 @@ impl ProfileCheck {
     /// The refusal of an accepted envelope's payload, if any.
     fn check(&mut self, e: &Envelope) -> Option<(swp_core::ErrorCode, String)> {
         use swp_profiles::a2a::{self, A2aMessage};
+        if self.mcp && e.profile_id == swp_profiles::mcp::PROFILE_ID {
+            return swp_profiles::mcp::parse(e.msg_type, &e.payload)
+                .err()
+                .map(|err| (err.code(), err.to_string()));
+        }
         let l = self
             .a2a
             .as_mut()
@@ -166,4 +176,101 @@ pub fn decode(req: &DecodeRequest) -> Result<DecodeReply, ConfigError> {
             .extend(rx.finish().map(|ev| event(ev, &mut profiles)));
     }
     Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swp_testee_proto::{Chunk, LimitsSpec, P1PayloadForm, PolicySpec};
+
+    const NOW: u64 = 1_767_225_600_000;
+
+    fn frame(msg_type: u8, payload: &[u8]) -> Vec<u8> {
+        // version 1, profile 1, msg_type, flags 0, ts = NOW, 8-octet msg_id, no extensions.
+        let mut body = vec![1, 1, msg_type, 0];
+        let mut ts = NOW;
+        while ts >= 0x80 {
+            body.push((ts as u8 & 0x7f) | 0x80);
+            ts >>= 7;
+        }
+        body.push(ts as u8);
+        body.push(8);
+        body.extend_from_slice(b"msgid-01");
+        body.push(0);
+        body.push(u8::try_from(payload.len()).unwrap());
+        body.extend_from_slice(payload);
+        let mut f = u32::try_from(body.len()).unwrap().to_be_bytes().to_vec();
+        f.extend(body);
+        f
+    }
+
+    fn decode_one(validate: Vec<u64>, octets: Vec<u8>) -> Event {
+        let req = DecodeRequest {
+            config: CodecConfig {
+                limits: LimitsSpec {
+                    max_frame_bytes: 1 << 20,
+                    min_msg_id_bytes: 8,
+                    max_msg_id_bytes: 64,
+                    max_ext_bytes: 4096,
+                    max_payload_bytes: 1 << 19,
+                },
+                policy: PolicySpec {
+                    timestamp_freshness: true,
+                    max_clock_skew_ms: 300_000,
+                    rate_limit: None,
+                },
+                known_profiles: vec![1, 2],
+                validate_profiles: validate,
+                p1_payload: P1PayloadForm::Message,
+            },
+            chunks: vec![Chunk {
+                now_ms: NOW,
+                bytes: Hex(octets.into()),
+            }],
+            end_of_stream: true,
+        };
+        let mut reply = decode(&req).unwrap();
+        assert_eq!(reply.chunks.len(), 1);
+        assert_eq!(reply.chunks[0].len(), 1, "{reply:?}");
+        reply.chunks.remove(0).remove(0)
+    }
+
+    fn code(e: &Event) -> Option<&str> {
+        match e {
+            Event::Reject { code, .. } => code.as_deref(),
+            Event::Accept { .. } => None,
+        }
+    }
+
+    #[test]
+    fn profile_1_payloads_are_validated_only_on_request() {
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let no_id = br#"{"jsonrpc":"2.0","method":"ping"}"#;
+        assert_eq!(code(&decode_one(vec![1], frame(1, ping))), None);
+        assert_eq!(
+            code(&decode_one(vec![1], frame(1, no_id))),
+            Some("ERR_INVALID_MCP_PAYLOAD")
+        );
+        // msg_type 0 is no MCP-mapping message: a profile-level reject, the stream goes on.
+        let e = decode_one(vec![1], frame(0, ping));
+        assert_eq!(code(&e), Some("ERR_UNSUPPORTED_MSG_TYPE"));
+        assert!(matches!(
+            e,
+            Event::Reject {
+                terminated: Some(false),
+                ..
+            }
+        ));
+        // Without validation the core alone decides: both frames are sound.
+        assert_eq!(code(&decode_one(vec![], frame(1, no_id))), None);
+        assert_eq!(code(&decode_one(vec![], frame(0, ping))), None);
+    }
+
+    #[test]
+    fn other_profiles_cannot_be_validated() {
+        assert_eq!(
+            ProfileCheck::new(&[12], P1PayloadForm::Message).err(),
+            Some(ConfigError::Validate(12))
+        );
+    }
 }

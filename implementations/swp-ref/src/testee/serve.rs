@@ -12,7 +12,14 @@ use swp_testee_proto::{
 };
 
 /// Operations the reference testee supports.
-pub const SUPPORTED_OPS: &[&str] = &["hello", "decode", "translate", "shutdown", "validate:2"];
+pub const SUPPORTED_OPS: &[&str] = &[
+    "hello",
+    "decode",
+    "translate",
+    "shutdown",
+    "validate:1",
+    "validate:2",
+];
 
 fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {
     let (ok, error) = match r {

@@ -1,0 +1,187 @@
+//! A published fixture's assumptions, held against a SUT. A codec SUT (built in, or a
+//! testee) takes a receiver configuration with every request, so the fixture's stated
+//! limits, its clock and profile validation go into that configuration. An endpoint takes no
+//! per-vector configuration: there the fixture applies only where the SUT's own declaration
+//! makes the same case, and otherwise is not applicable with the reason.
+
+use super::{assumed_limits, stated_over, Fixture};
+use crate::catalog::vector::Vector;
+use crate::expr::Params;
+use crate::method::NotApplicable;
+use crate::sut::{codec_config_of, Limits, Sut, SutKind};
+use swp_testee_proto::CodecConfig;
+
+/// Whether the SUT takes a receiver configuration per request (the codec method).
+pub fn configurable(sut: &Sut) -> bool {
+    matches!(sut.manifest.kind, SutKind::Builtin | SutKind::Testee { .. })
+}
+
+fn with_stated(m: Limits, fx: &Fixture) -> Limits {
+    stated_over(m, &fx.receiver.limits)
+}
+
+/// The limits the receiver enforces for this fixture.
+pub fn effective(sut: &Sut, fx: &Fixture) -> Limits {
+    if configurable(sut) {
+        with_stated(sut.manifest.limits, fx)
+    } else {
+        sut.manifest.limits
+    }
+}
+
+/// The fixture behind a vector, if it came from a published set.
+pub fn fixture(v: &Vector) -> Option<&Fixture> {
+    v.fixture.as_deref()
+}
+
+/// Whether `v` is a published fixture the harness could not read (its runs are harness
+/// errors, and fail the run whatever its requirements).
+pub fn unreadable(v: &Vector) -> bool {
+    fixture(v).is_some_and(|f| f.problem.is_some())
+}
+
+/// Why a published vector does not apply to this SUT, if it does not. Runs before every
+/// other applicability check, so a fixture that cannot run anywhere says so first.
+pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
+    let fx = fixture(v)?;
+    // A fixture the harness cannot read must show as a harness error, not vanish.
+    if fx.problem.is_some() {
+        return None;
+    }
+    if let Some(skip) = &fx.skip {
+        return Some(skip.clone());
+    }
+    let m = &sut.manifest;
+    if let Some(p) = fx.receiver.unknown_profile {
+        if m.claims.profiles.contains(&p) {
+            return Some(NotApplicable::choice(format!(
+                "the fixture treats profile {p} as unknown, and the SUT claims it"
+            )));
+        }
+    }
+    if let Some(na) = sizes(sut, fx) {
+        return Some(na);
+    }
+    if let Some(off) = fx.receiver.stamp_offset {
+        if off <= m.policy.max_clock_skew_ms {
+            return Some(NotApplicable::choice(format!(
+                "the fixture's stamp lies {off} ms from the clock, inside the SUT's MAX_CLOCK_SKEW_MS {}",
+                m.policy.max_clock_skew_ms
+            )));
+        }
+    }
+    if let Some(now) = fx.receiver.now_ms {
+        if !configurable(sut) && m.policy.timestamp_freshness {
+            return Some(NotApplicable::untested(format!(
+                "the fixture's frame is stamped {} and needs that receiver clock; this SUT's clock is its own wall clock and it enforces freshness, so it would judge the frame's age instead",
+                crate::report::model::rfc3339(now / 1000)
+            )));
+        }
+    }
+    None
+}
+
+/// Whether the SUT's limits put each of the fixture's sizes on the side of its bound the
+/// fixture assumes (its stated limits, else the spec's defaults).
+fn sizes(sut: &Sut, fx: &Fixture) -> Option<NotApplicable> {
+    let h = &fx.receiver.header;
+    let s = &fx.receiver.limits;
+    let assumed = assumed_limits(s);
+    let got = effective(sut, fx);
+    let us = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    // (name, size, assumed bound, SUT bound, stated, bound is a minimum)
+    let dims = [
+        (
+            "MAX_FRAME_BYTES",
+            "frame",
+            h.frame,
+            u64::from(assumed.max_frame_bytes),
+            u64::from(got.max_frame_bytes),
+            s.max_frame_bytes.is_some(),
+            false,
+        ),
+        (
+            "MIN_MSG_ID_BYTES",
+            "msg_id",
+            h.msg_id,
+            us(assumed.min_msg_id_bytes.max(1)),
+            got.min_msg_id_bytes.max(1),
+            s.min_msg_id_bytes.is_some(),
+            true,
+        ),
+        (
+            "MAX_MSG_ID_BYTES",
+            "msg_id",
+            h.msg_id,
+            us(assumed.max_msg_id_bytes),
+            got.max_msg_id_bytes,
+            s.max_msg_id_bytes.is_some(),
+            false,
+        ),
+        (
+            "MAX_EXT_BYTES",
+            "extensions block",
+            h.ext,
+            us(assumed.max_ext_bytes),
+            got.max_ext_bytes,
+            s.max_ext_bytes.is_some(),
+            false,
+        ),
+        (
+            "MAX_PAYLOAD_BYTES",
+            "payload",
+            h.payload,
+            us(assumed.max_payload_bytes),
+            got.max_payload_bytes,
+            s.max_payload_bytes.is_some(),
+            false,
+        ),
+    ];
+    for (name, what, size, want, have, stated, min) in dims {
+        let Some(size) = size else { continue };
+        let inside = |bound: u64| if min { size >= bound } else { size <= bound };
+        if inside(want) == inside(have) {
+            continue;
+        }
+        let side = if inside(want) { "within" } else { "outside" };
+        return Some(if stated {
+            NotApplicable::untested(format!(
+                "the fixture states {name} {want} (its {what} of {size} octets is {side} it); the SUT declares {have}, and an endpoint takes no per-vector limits"
+            ))
+        } else {
+            NotApplicable::choice(format!(
+                "the fixture assumes the spec's default {name} {want} (its {what} of {size} octets is {side} it); the SUT's {name} {have} puts it on the other side"
+            ))
+        });
+    }
+    None
+}
+
+/// The receiver configuration of a decode request for `v`: the manifest's, with the
+/// fixture's limits and profile validation.
+pub fn codec_config(v: &Vector, sut: &Sut) -> Option<CodecConfig> {
+    let fx = fixture(v)?;
+    let mut c = codec_config_of(&sut.manifest);
+    let l = with_stated(sut.manifest.limits, fx);
+    c.limits.max_frame_bytes = l.max_frame_bytes;
+    c.limits.min_msg_id_bytes = l.min_msg_id_bytes;
+    c.limits.max_msg_id_bytes = l.max_msg_id_bytes;
+    c.limits.max_ext_bytes = l.max_ext_bytes;
+    c.limits.max_payload_bytes = l.max_payload_bytes;
+    c.validate_profiles.clone_from(&fx.receiver.validate);
+    Some(c)
+}
+
+/// The parameters `v` is materialised with in the codec method: the fixture's clock and
+/// limits in place of the method's and the manifest's.
+pub fn codec_params(v: &Vector, sut: &Sut, default_now: u64) -> Option<Params> {
+    let fx = fixture(v)?;
+    let mut p = sut.params(fx.receiver.now_ms.unwrap_or(default_now));
+    let l = with_stated(sut.manifest.limits, fx);
+    p.insert("MAX_FRAME_BYTES", u64::from(l.max_frame_bytes));
+    p.insert("MIN_MSG_ID_BYTES", l.min_msg_id_bytes);
+    p.insert("MAX_MSG_ID_BYTES", l.max_msg_id_bytes);
+    p.insert("MAX_EXT_BYTES", l.max_ext_bytes);
+    p.insert("MAX_PAYLOAD_BYTES", l.max_payload_bytes);
+    Some(p)
+}

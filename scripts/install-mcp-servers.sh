@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs the two real MCP servers the `mcpnative` vectors run against, at pinned versions:
-#   target/mcp-servers/  npm prefix with @modelcontextprotocol/server-everything
-#   target/mcp-venv/     python venv with the PyPI `mcp` SDK (scripts/mcp_python_server.py uses it)
-# Idempotent: a stamp file per install records the pinned version; it reinstalls only when
-# the pin changes. Exits non-zero with the reason when anything fails.
+# Installs the real MCP servers the `mcpnative` vectors run against, pinned with their whole
+# dependency tree (SDKs included):
+#   target/mcp-servers/  `npm ci` of scripts/mcp-servers/package.json + package-lock.json:
+#                        server-everything, -filesystem, -memory, -sequential-thinking
+#   target/mcp-venv/     python venv with scripts/mcp-servers/requirements.txt, installed
+#                        with --no-deps: the PyPI `mcp` SDK (scripts/mcp_python_server.py),
+#                        mcp-server-time, -fetch and -git
+# Idempotent: a stamp per install records the digest of the lockfile it installed; it
+# reinstalls only when the lockfile changes. Exits non-zero with the reason when anything
+# fails. To move a pin: edit package.json and run `npm install --package-lock-only` in
+# scripts/mcp-servers/, or rebuild requirements.txt from a fresh venv (see its header).
 set -euo pipefail
 
-EVERYTHING_VERSION="2026.8.31"
-MCP_PY_VERSION="2.3.0"
-
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+pins="$root/scripts/mcp-servers"
 npm_prefix="$root/target/mcp-servers"
 venv="$root/target/mcp-venv"
 
@@ -18,21 +22,33 @@ need npm
 need node
 need python3
 
-stamp="$npm_prefix/.installed-server-everything"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$EVERYTHING_VERSION" ]; then
-  mkdir -p "$npm_prefix"
-  npm install --prefix "$npm_prefix" --no-audit --no-fund --save-exact \
-    "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >&2
-  echo "$EVERYTHING_VERSION" >"$stamp"
-fi
-test -f "$npm_prefix/node_modules/@modelcontextprotocol/server-everything/package.json" || {
-  echo "install-mcp-servers: server-everything is missing after install" >&2; exit 1; }
+digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-stamp="$venv/.installed-mcp"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$MCP_PY_VERSION" ]; then
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q "mcp==$MCP_PY_VERSION" >&2
-  echo "$MCP_PY_VERSION" >"$stamp"
+want="$(digest "$pins/package.json" "$pins/package-lock.json")"
+stamp="$npm_prefix/.installed-lock"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+  rm -rf "$npm_prefix"
+  mkdir -p "$npm_prefix"
+  cp "$pins/package.json" "$pins/package-lock.json" "$npm_prefix/"
+  # npm ci installs exactly the lockfile's tree and fails if package.json disagrees with it.
+  (cd "$npm_prefix" && npm ci --no-audit --no-fund) >&2
+  echo "$want" >"$stamp"
 fi
-"$venv/bin/python" -c 'import mcp' || { echo "install-mcp-servers: the mcp package does not import" >&2; exit 1; }
-echo "server-everything $EVERYTHING_VERSION, mcp (PyPI) $MCP_PY_VERSION"
+for s in everything filesystem memory sequential-thinking; do
+  test -f "$npm_prefix/node_modules/@modelcontextprotocol/server-$s/package.json" || {
+    echo "install-mcp-servers: server-$s is missing after install" >&2; exit 1; }
+done
+
+want="$(digest "$pins/requirements.txt")"
+stamp="$venv/.installed-lock"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps \
+    -r "$pins/requirements.txt" >&2
+  echo "$want" >"$stamp"
+fi
+"$venv/bin/python" -c 'import mcp, mcp_server_time, mcp_server_fetch, mcp_server_git' || {
+  echo "install-mcp-servers: the Python servers do not import" >&2; exit 1; }
+echo "npm: $(cd "$npm_prefix" && npm ls --depth=0 2>/dev/null | tail -n +2 | tr -d '\n')"
+echo "PyPI: $(grep -E '^mcp' "$pins/requirements.txt" | tr '\n' ' ')"

@@ -1,136 +1,784 @@
-//! A small plain MCP server (no SWP) on stdio, newline-delimited JSON-RPC, for testing the
-//! harness's `mcp_native` engine without network: `mockmcp good | lax | garbage | crash`.
+//! A small plain MCP server (no SWP) for testing the harness's `mcp_native` engine without
+//! network or third-party installs: `mockmcp MODE [--max-version V] [--port-file F]`.
 //!
-//! - `good`: conformant for every `mcpnative` vector. Before answering `tools/list` it sends
-//!   a notification and two server requests (`roots/list`, `sampling/createMessage`) and
-//!   answers only once the harness has replied to both correctly (`{"roots": []}` and error
-//!   -32601), so the engine's routing is under test too.
+//! - `good`: conformant for every `mcpnative` vector on stdio, at every version up to
+//!   `--max-version` (default 2026-07-28, where it is stateless: `server/discover`,
+//!   per-request `_meta`, `resultType`). Before answering `tools/list` it pings the client
+//!   and, when the client declared `roots`, asks for them, answering only once both answers
+//!   are right, so the engine's routing is under test too. Tools list over two pages.
+//! - `http`: the same server over MCP Streamable HTTP (session versions): sessions, 202 for
+//!   notifications, SSE answers in chunked encoding for `tools/call`, `GET` streams, `DELETE`,
+//!   404 for ended sessions, Origin/Host and `MCP-Protocol-Version` checks. It listens on a
+//!   free loopback port and writes it to `--port-file`.
+//! - `broken-<defect>`: `good` at 2025-06-18 with one deliberate defect: `serverinfo`
+//!   (`serverInfo: {}`), `toolname` (tools without `name`), `ping` (`{"pong": true}`),
+//!   `mimetype` (a numeric `mimeType` in resource contents), `prompt` (prompt messages
+//!   without `content`), `twice` (every response sent twice), `sampling` (a sampling request
+//!   to a client that did not declare it).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
 //!   without `jsonrpc`, and requests are processed before `initialize`.
 //! - `garbage`: writes a line that is not JSON instead of answering `initialize`.
 //! - `crash`: exits with status 3 on `tools/list`.
+//! - `slow`: `good`, after four seconds of start-up before it reads anything.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, Write};
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
 
-fn main() {
-    let mode = std::env::args().nth(1).unwrap_or_default();
-    let good = mode == "good";
-    let stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
-    let mut send = |v: Value| {
-        let _ = writeln!(out, "{v}");
-        let _ = out.flush();
-    };
-    let mut initialized = false;
-    // The id of a tools/list waiting for the harness's answers to our two requests.
-    let mut pending: Option<Value> = None;
-    let (mut roots_ok, mut sampling_ok) = (None::<bool>, None::<bool>);
-    for line in stdin.lines() {
-        let Ok(line) = line else { return };
-        let v: Value = match serde_json::from_str(&line) {
+const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+const STATELESS: &str = "2026-07-28";
+
+/// The defects a `broken-*` mode injects.
+#[derive(Default, Clone)]
+struct Defects {
+    serverinfo: bool,
+    toolname: bool,
+    ping: bool,
+    mimetype: bool,
+    prompt: bool,
+    twice: bool,
+    sampling: bool,
+}
+
+#[derive(Clone)]
+struct Config {
+    lax: bool,
+    garbage: bool,
+    crash: bool,
+    http: bool,
+    max_version: String,
+    defects: Defects,
+}
+
+/// One session's state (one per stdio process, one per HTTP session).
+struct Server {
+    cfg: Config,
+    initialized: bool,
+    version: Option<String>,
+    client_caps: Value,
+    /// A tools/list waiting for the client's answers to our requests.
+    pending_list: Option<(Value, Value)>,
+    ping_ok: Option<bool>,
+    roots_ok: Option<bool>,
+    subscribed: BTreeSet<String>,
+}
+
+fn tools() -> Vec<Value> {
+    vec![
+        json!({"name": "echo", "description": "Echoes its message.",
+               "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+               "outputSchema": {"type": "object", "properties": {"echo": {"type": "string"}}, "required": ["echo"]},
+               "annotations": {"readOnlyHint": true, "openWorldHint": false}}),
+        json!({"name": "count", "description": "Counts to three, reporting progress.",
+               "inputSchema": {"type": "object", "properties": {}},
+               "annotations": {"readOnlyHint": true, "openWorldHint": false}}),
+        json!({"name": "erase", "description": "Must never be called by a test harness.",
+               "inputSchema": {"type": "object", "properties": {"what": {"type": "string"}}, "required": ["what"]},
+               "annotations": {"readOnlyHint": false, "destructiveHint": true}}),
+    ]
+}
+
+impl Server {
+    fn new(cfg: Config) -> Server {
+        Server {
+            cfg,
+            initialized: false,
+            version: None,
+            client_caps: json!({}),
+            pending_list: None,
+            ping_ok: None,
+            roots_ok: None,
+            subscribed: BTreeSet::new(),
+        }
+    }
+
+    fn supported(&self) -> Vec<&'static str> {
+        let mut v: Vec<&str> = SESSION_VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| *v <= self.cfg.max_version.as_str())
+            .collect();
+        if !self.cfg.http && STATELESS <= self.cfg.max_version.as_str() {
+            v.push(STATELESS);
+        }
+        v
+    }
+
+    fn stateless(&self) -> bool {
+        self.version.as_deref() == Some(STATELESS)
+    }
+
+    fn caps(&self) -> Value {
+        let mut c = json!({"tools": {"listChanged": true}, "prompts": {"listChanged": true},
+                           "resources": {"subscribe": true, "listChanged": true},
+                           "logging": {}, "completions": {}});
+        if self.stateless() {
+            c["resources"] = json!({"listChanged": true});
+        }
+        c
+    }
+
+    /// A result, shaped for the session's version.
+    fn ok(&self, id: &Value, mut result: Value, cacheable: bool) -> Value {
+        if self.stateless() {
+            result["resultType"] = json!("complete");
+            if cacheable {
+                result["ttlMs"] = json!(0);
+                result["cacheScope"] = json!("private");
+            }
+        }
+        json!({"jsonrpc": "2.0", "id": id, "result": result})
+    }
+
+    fn err(id: &Value, code: i64, message: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    }
+
+    /// Handles one line; returns what to write back, in order.
+    fn line(&mut self, line: &str) -> Vec<Value> {
+        let v: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(_) => {
-                if good {
-                    send(json!({"jsonrpc": "2.0", "id": null,
-                                "error": {"code": -32700, "message": "Parse error"}}));
+                if self.cfg.lax {
+                    return vec![];
                 }
-                continue;
+                return vec![json!({"jsonrpc": "2.0", "id": null,
+                                   "error": {"code": -32700, "message": "Parse error"}})];
             }
         };
+        self.message(v)
+    }
+
+    fn message(&mut self, v: Value) -> Vec<Value> {
+        let mut out = self.handle(v);
+        if self.cfg.defects.twice {
+            out = out
+                .into_iter()
+                .flat_map(|m| {
+                    if m.get("method").is_none() {
+                        vec![m.clone(), m]
+                    } else {
+                        vec![m]
+                    }
+                })
+                .collect();
+        }
+        out
+    }
+
+    fn handle(&mut self, v: Value) -> Vec<Value> {
         let id = v.get("id").cloned();
         if v.get("jsonrpc") != Some(&json!("2.0")) {
-            if good {
-                send(json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null),
-                            "error": {"code": -32600, "message": "Invalid Request"}}));
+            if self.cfg.lax {
+                return vec![];
             }
-            continue;
+            return vec![Self::err(
+                &id.unwrap_or(Value::Null),
+                -32600,
+                "Invalid Request",
+            )];
         }
-        let Some(method) = v.get("method").and_then(Value::as_str) else {
-            // The harness's answer to one of our requests.
-            match id.as_ref().and_then(Value::as_str) {
-                Some("srv-roots") => {
-                    roots_ok = Some(v.pointer("/result/roots") == Some(&json!([])))
-                }
-                Some("srv-sampling") => {
-                    sampling_ok = Some(v.pointer("/error/code") == Some(&json!(-32601)))
-                }
-                _ => {}
-            }
-            if let (Some(r), Some(s), Some(pid)) = (roots_ok, sampling_ok, pending.clone()) {
-                pending = None;
-                if r && s {
-                    send(json!({"jsonrpc": "2.0", "id": pid,
-                                "result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}}));
-                } else {
-                    send(json!({"jsonrpc": "2.0", "id": pid,
-                                "error": {"code": -32603, "message": "wrong answers to server requests"}}));
-                }
-            }
-            continue;
+        let Some(method) = v.get("method").and_then(Value::as_str).map(str::to_owned) else {
+            return self.client_answer(&v);
         };
+        let params = v.get("params").cloned().unwrap_or(json!({}));
         let Some(id) = id else {
             if method == "notifications/initialized" {
-                initialized = true;
+                self.initialized = true;
             }
-            continue;
+            return vec![];
         };
-        if good && !initialized && !matches!(method, "initialize" | "ping") {
-            send(json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32002, "message": "not initialized"}}));
-            continue;
-        }
-        let result = match method {
-            "initialize" => {
-                if mode == "garbage" {
-                    let _ = writeln!(std::io::stdout(), "starting up...");
-                    continue;
+        // 2026-07-28: every request says its version.
+        let meta_version = params
+            .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(mv) = &meta_version {
+            if !self.supported().contains(&mv.as_str()) {
+                if !self.supported().contains(&STATELESS) {
+                    return vec![Self::err(&id, -32601, "Method not found")];
                 }
-                let pv = v
-                    .pointer("/params/protocolVersion")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                json!({"protocolVersion": pv,
-                       "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
-                       "serverInfo": {"name": "mockmcp", "version": "0"}})
+                return vec![json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32022, "message": "Unsupported protocol version",
+                    "data": {"supported": [STATELESS], "requested": mv}}})];
+            }
+            if mv == STATELESS {
+                self.version = Some(STATELESS.into());
+                self.initialized = true;
+            }
+        }
+        if method == "server/discover" {
+            if !self.supported().contains(&STATELESS) {
+                return vec![Self::err(&id, -32601, "Method not found")];
+            }
+            self.version = Some(STATELESS.into());
+            let r = json!({"supportedVersions": [STATELESS], "capabilities": self.caps(),
+                           "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mockmcp", "version": "0"}}});
+            return vec![self.ok(&id, r, true)];
+        }
+        if self.stateless() && meta_version.is_none() {
+            return vec![Self::err(&id, -32602, "Missing _meta protocol version")];
+        }
+        if !self.cfg.lax
+            && !self.stateless()
+            && !self.initialized
+            && !matches!(method.as_str(), "initialize" | "ping")
+        {
+            return vec![Self::err(&id, -32002, "Server not initialized")];
+        }
+        let p = |ptr: &str| params.pointer(ptr).cloned().unwrap_or(Value::Null);
+        let stateless = self.stateless();
+        match method.as_str() {
+            "initialize" => {
+                if self.cfg.garbage {
+                    println!("starting up...");
+                    return vec![];
+                }
+                let asked = p("/protocolVersion");
+                let asked = asked.as_str().unwrap_or_default();
+                let session: Vec<&str> = self
+                    .supported()
+                    .into_iter()
+                    .filter(|v| *v != STATELESS)
+                    .collect();
+                let pv = if session.contains(&asked) {
+                    asked.to_owned()
+                } else {
+                    session.last().copied().unwrap_or("2025-06-18").to_owned()
+                };
+                self.version = Some(pv.clone());
+                self.client_caps = p("/capabilities");
+                let info = if self.cfg.defects.serverinfo {
+                    json!({})
+                } else {
+                    json!({"name": "mockmcp", "version": "0"})
+                };
+                let r =
+                    json!({"protocolVersion": pv, "capabilities": self.caps(), "serverInfo": info});
+                vec![self.ok(&id, r, false)]
+            }
+            "ping" if !stateless => {
+                if self.cfg.defects.ping {
+                    vec![self.ok(&id, json!({"pong": true}), false)]
+                } else {
+                    vec![self.ok(&id, json!({}), false)]
+                }
             }
             "tools/list" => {
-                if mode == "crash" {
+                if self.cfg.crash {
                     std::process::exit(3);
                 }
-                if good {
-                    send(json!({"jsonrpc": "2.0", "method": "notifications/message",
-                                "params": {"level": "info", "data": "listing tools"}}));
-                    send(json!({"jsonrpc": "2.0", "id": "srv-roots", "method": "roots/list"}));
-                    send(json!({"jsonrpc": "2.0", "id": "srv-sampling",
-                                "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}));
-                    pending = Some(id);
+                let mut ts = tools();
+                if self.cfg.defects.toolname {
+                    for t in &mut ts {
+                        if let Some(o) = t.as_object_mut() {
+                            o.remove("name");
+                        }
+                    }
+                }
+                let page = match p("/cursor") {
+                    Value::Null => 1,
+                    Value::String(c) if c == "page-2" => 2,
+                    _ => return vec![Self::err(&id, -32602, "Invalid cursor")],
+                };
+                let r = if page == 1 {
+                    json!({"tools": ts[..2], "nextCursor": "page-2"})
+                } else {
+                    json!({"tools": ts[2..]})
+                };
+                let answer = self.ok(&id, r, true);
+                let mut out = Vec::new();
+                if self.cfg.defects.sampling {
+                    out.push(json!({"jsonrpc": "2.0", "id": "srv-sampling", "method": "sampling/createMessage",
+                                    "params": {"messages": [], "maxTokens": 1}}));
+                }
+                if !stateless && !self.cfg.http && !self.cfg.lax && page == 1 {
+                    // Ask the client first; answer once it answered right.
+                    out.push(json!({"jsonrpc": "2.0", "id": "srv-ping", "method": "ping"}));
+                    self.ping_ok = None;
+                    self.roots_ok = if self.client_caps.get("roots").is_some() {
+                        out.push(
+                            json!({"jsonrpc": "2.0", "id": "srv-roots", "method": "roots/list"}),
+                        );
+                        None
+                    } else {
+                        Some(true)
+                    };
+                    self.pending_list = Some((id, answer));
+                    return out;
+                }
+                out.push(answer);
+                out
+            }
+            "tools/call" => self.call_tool(&id, &params),
+            "resources/list" => {
+                let r = json!({"resources": [
+                    {"uri": "mock://doc", "name": "doc", "mimeType": "text/plain"},
+                    {"uri": "mock://blob", "name": "blob", "mimeType": "application/octet-stream"}]});
+                vec![self.ok(&id, r, true)]
+            }
+            "resources/templates/list" => {
+                let r = json!({"resourceTemplates": [{"uriTemplate": "mock://items/{id}", "name": "items"}]});
+                vec![self.ok(&id, r, true)]
+            }
+            "resources/read" => {
+                let uri = p("/uri");
+                let uri = uri.as_str().unwrap_or_default();
+                let mime = if self.cfg.defects.mimetype {
+                    json!(42)
+                } else {
+                    json!("text/plain")
+                };
+                let contents = match uri {
+                    "mock://doc" => json!([{"uri": uri, "mimeType": mime, "text": "mock"}]),
+                    "mock://blob" => {
+                        json!([{"uri": uri, "mimeType": "application/octet-stream", "blob": "AAEC"}])
+                    }
+                    u if u.starts_with("mock://items/") => {
+                        json!([{"uri": uri, "mimeType": mime, "text": "item"}])
+                    }
+                    _ => {
+                        let code = if stateless { -32602 } else { -32002 };
+                        return vec![json!({"jsonrpc": "2.0", "id": id,
+                            "error": {"code": code, "message": "Resource not found", "data": {"uri": uri}}})];
+                    }
+                };
+                vec![self.ok(&id, json!({"contents": contents}), true)]
+            }
+            "resources/subscribe" if !stateless => {
+                let uri = p("/uri").as_str().unwrap_or_default().to_owned();
+                self.subscribed.insert(uri.clone());
+                vec![
+                    self.ok(&id, json!({}), false),
+                    json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}),
+                ]
+            }
+            "resources/unsubscribe" if !stateless => {
+                let uri = p("/uri");
+                self.subscribed.remove(uri.as_str().unwrap_or_default());
+                vec![self.ok(&id, json!({}), false)]
+            }
+            "prompts/list" => {
+                let r = json!({"prompts": [
+                    {"name": "mock-prompt"},
+                    {"name": "greet", "arguments": [{"name": "name", "required": true}]}]});
+                vec![self.ok(&id, r, true)]
+            }
+            "prompts/get" => {
+                let name = p("/name");
+                let content = if self.cfg.defects.prompt {
+                    None
+                } else {
+                    Some(json!({"type": "text", "text": "hi"}))
+                };
+                let mut msg = json!({"role": "user"});
+                if let Some(c) = content {
+                    msg["content"] = c;
+                }
+                match name.as_str() {
+                    Some("mock-prompt") => vec![self.ok(&id, json!({"messages": [msg]}), false)],
+                    Some("greet") if p("/arguments/name").is_string() => {
+                        vec![self.ok(&id, json!({"messages": [msg]}), false)]
+                    }
+                    Some("greet") => {
+                        vec![Self::err(&id, -32602, "Missing required argument: name")]
+                    }
+                    _ => vec![Self::err(&id, -32602, "Unknown prompt")],
+                }
+            }
+            "logging/setLevel" if !stateless => {
+                let levels = [
+                    "debug",
+                    "info",
+                    "notice",
+                    "warning",
+                    "error",
+                    "critical",
+                    "alert",
+                    "emergency",
+                ];
+                if levels.contains(&p("/level").as_str().unwrap_or_default()) {
+                    vec![self.ok(&id, json!({}), false)]
+                } else {
+                    vec![Self::err(&id, -32602, "Invalid level")]
+                }
+            }
+            "completion/complete" => {
+                let r = json!({"completion": {"values": ["alpha", "beta"], "total": 2, "hasMore": false}});
+                vec![self.ok(&id, r, false)]
+            }
+            _ => vec![Self::err(&id, -32601, "Method not found")],
+        }
+    }
+
+    fn call_tool(&mut self, id: &Value, params: &Value) -> Vec<Value> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        match name {
+            "echo" => match args.get("message").and_then(Value::as_str) {
+                Some(m) => {
+                    let text = format!("Echo: {m}");
+                    let mut out = Vec::new();
+                    if let Some(token) = params.pointer("/_meta/progressToken") {
+                        for i in 1..=2 {
+                            out.push(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                            "params": {"progressToken": token, "progress": i, "total": 2}}));
+                        }
+                    }
+                    if !self.stateless() {
+                        out.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                                        "params": {"level": "info", "data": "echo called"}}));
+                    }
+                    out.push(self.ok(
+                        id,
+                        json!({"content": [{"type": "text", "text": text}], "structuredContent": {"echo": m}}),
+                        false,
+                    ));
+                    out
+                }
+                None => vec![Self::err(id, -32602, "Invalid arguments: message must be a string")],
+            },
+            "count" => {
+                let mut out = Vec::new();
+                if let Some(token) = params.pointer("/_meta/progressToken") {
+                    for i in 1..=3 {
+                        out.push(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                        "params": {"progressToken": token, "progress": i, "total": 3}}));
+                    }
+                }
+                out.push(self.ok(id, json!({"content": [{"type": "text", "text": "3"}]}), false));
+                out
+            }
+            "erase" => vec![self.ok(
+                id,
+                json!({"content": [{"type": "text", "text": "a harness called a destructive tool"}], "isError": true}),
+                false,
+            )],
+            _ => vec![Self::err(id, -32602, &format!("Unknown tool: {name}"))],
+        }
+    }
+
+    /// The client answered one of our requests.
+    fn client_answer(&mut self, v: &Value) -> Vec<Value> {
+        match v.get("id").and_then(Value::as_str) {
+            Some("srv-ping") => self.ping_ok = Some(v.get("result") == Some(&json!({}))),
+            Some("srv-roots") => {
+                self.roots_ok = Some(v.pointer("/result/roots").is_some_and(Value::is_array))
+            }
+            _ => {}
+        }
+        if let (Some(p), Some(r)) = (self.ping_ok, self.roots_ok) {
+            if let Some((id, answer)) = self.pending_list.take() {
+                return vec![if p && r {
+                    answer
+                } else {
+                    Self::err(&id, -32603, "wrong answers to the server's requests")
+                }];
+            }
+        }
+        vec![]
+    }
+}
+
+fn config(mode: &str, max_version: String) -> Config {
+    let mut d = Defects::default();
+    let broken = mode.strip_prefix("broken-");
+    match broken {
+        Some("serverinfo") => d.serverinfo = true,
+        Some("toolname") => d.toolname = true,
+        Some("ping") => d.ping = true,
+        Some("mimetype") => d.mimetype = true,
+        Some("prompt") => d.prompt = true,
+        Some("twice") => d.twice = true,
+        Some("sampling") => d.sampling = true,
+        Some(other) => {
+            eprintln!("mockmcp: unknown defect {other}");
+            std::process::exit(2);
+        }
+        None => {}
+    }
+    Config {
+        lax: mode == "lax",
+        garbage: mode == "garbage",
+        crash: mode == "crash",
+        http: mode == "http",
+        max_version: if broken.is_some() {
+            "2025-06-18".into()
+        } else {
+            max_version
+        },
+        defects: d,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().cloned().unwrap_or_default();
+    let opt = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let max_version = opt("--max-version").unwrap_or_else(|| STATELESS.into());
+    let cfg = config(&mode, max_version);
+    if mode == "slow" {
+        std::thread::sleep(std::time::Duration::from_secs(4));
+    }
+    if cfg.http {
+        let Some(port_file) = opt("--port-file") else {
+            eprintln!("mockmcp http needs --port-file");
+            std::process::exit(2);
+        };
+        serve_http(cfg, &port_file);
+        return;
+    }
+    let mut server = Server::new(cfg);
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let Ok(line) = line else { return };
+        for m in server.line(&line) {
+            let _ = writeln!(out, "{m}");
+        }
+        let _ = out.flush();
+    }
+}
+
+// ---- Streamable HTTP ------------------------------------------------------------------
+
+type Sessions = Arc<Mutex<HashMap<String, Server>>>;
+
+struct Request {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let method = line.split(' ').next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        headers.push((k.trim().to_owned(), v.trim().to_owned()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len.min(1 << 20)];
+    r.read_exact(&mut body).ok()?;
+    Some(Request {
+        method,
+        headers,
+        body,
+    })
+}
+
+fn respond(w: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = w.write_all(head.as_bytes());
+    let _ = w.write_all(body);
+    let _ = w.flush();
+}
+
+/// An SSE answer in chunked encoding, one chunk per event.
+fn respond_sse(w: &mut TcpStream, headers: &[(&str, String)], events: &[Value]) {
+    let mut head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            .to_owned();
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = w.write_all(head.as_bytes());
+    let mut chunks = vec![": priming\r\n\r\n".to_owned()];
+    for (i, e) in events.iter().enumerate() {
+        chunks.push(format!("id: {i}\nevent: message\ndata: {e}\n\n"));
+    }
+    for c in chunks {
+        let _ = write!(w, "{:x}\r\n{c}\r\n", c.len());
+        let _ = w.flush();
+    }
+    let _ = w.write_all(b"0\r\n\r\n");
+    let _ = w.flush();
+}
+
+fn serve_http(cfg: Config, port_file: &str) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::fs::write(port_file, port.to_string()).expect("port file");
+    let sessions: Sessions = Arc::new(Mutex::new(HashMap::new()));
+    let next = Arc::new(Mutex::new(0u64));
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let (cfg, sessions, next) = (cfg.clone(), sessions.clone(), next.clone());
+        std::thread::spawn(move || connection(conn, cfg, sessions, next, port));
+    }
+}
+
+fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<u64>>, port: u16) {
+    let Ok(mut w) = conn.try_clone() else { return };
+    let mut r = BufReader::new(conn);
+    while let Some(req) = read_request(&mut r) {
+        // DNS-rebinding protection: only loopback origins and hosts.
+        let loopback = |h: &str| {
+            let host = h
+                .trim_start_matches("http://")
+                .trim_start_matches("https://");
+            host == format!("127.0.0.1:{port}") || host == format!("localhost:{port}")
+        };
+        if req.header("origin").is_some_and(|o| !loopback(o))
+            || req.header("host").is_some_and(|h| !loopback(h))
+        {
+            respond(&mut w, "403 Forbidden", &[], b"");
+            continue;
+        }
+        let sid = req.header("mcp-session-id").map(str::to_owned);
+        if let Some(pv) = req.header("mcp-protocol-version") {
+            if !SESSION_VERSIONS.contains(&pv) {
+                respond(
+                    &mut w,
+                    "400 Bad Request",
+                    &[],
+                    b"unsupported MCP-Protocol-Version",
+                );
+                continue;
+            }
+        }
+        let known = |s: &Option<String>| {
+            s.as_ref()
+                .is_some_and(|s| sessions.lock().map(|m| m.contains_key(s)).unwrap_or(false))
+        };
+        match req.method.as_str() {
+            "GET" => {
+                if !known(&sid) {
+                    respond(
+                        &mut w,
+                        if sid.is_some() {
+                            "404 Not Found"
+                        } else {
+                            "400 Bad Request"
+                        },
+                        &[],
+                        b"",
+                    );
                     continue;
                 }
-                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+                // The server's stream: open until the client goes away.
+                let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+                let c = ": open\n\n";
+                let _ = write!(w, "{:x}\r\n{c}\r\n", c.len());
+                let _ = w.flush();
+                let mut sink = [0u8; 64];
+                while matches!(r.get_mut().read(&mut sink), Ok(n) if n > 0) {}
+                return;
             }
-            "tools/call" => {
-                let msg = v
-                    .pointer("/params/arguments/message")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                json!({"content": [{"type": "text", "text": format!("Echo: {}", msg.as_str().unwrap_or(""))}]})
+            "DELETE" => {
+                let removed = sid
+                    .as_ref()
+                    .and_then(|s| sessions.lock().ok().and_then(|mut m| m.remove(s)))
+                    .is_some();
+                respond(
+                    &mut w,
+                    if removed { "200 OK" } else { "404 Not Found" },
+                    &[],
+                    b"",
+                );
+                continue;
             }
-            "resources/list" => json!({"resources": [{"uri": "mock://doc", "name": "doc"}]}),
-            "resources/read" if v.pointer("/params/uri") == Some(&json!("mock://doc")) => {
-                json!({"contents": [{"uri": "mock://doc", "mimeType": "text/plain", "text": "mock"}]})
-            }
-            "prompts/list" => json!({"prompts": [{"name": "mock-prompt"}]}),
-            "prompts/get" if v.pointer("/params/name") == Some(&json!("mock-prompt")) => {
-                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]})
-            }
-            "ping" => json!({}),
+            "POST" => {}
             _ => {
-                send(json!({"jsonrpc": "2.0", "id": id,
-                            "error": {"code": -32601, "message": "Method not found"}}));
+                respond(&mut w, "405 Method Not Allowed", &[], b"");
+                continue;
+            }
+        }
+        let accept = req.header("accept").unwrap_or_default();
+        if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+            respond(&mut w, "406 Not Acceptable", &[], b"");
+            continue;
+        }
+        let msg: Value = match serde_json::from_slice(&req.body) {
+            Ok(v) => v,
+            Err(_) => {
+                let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
+                respond(
+                    &mut w,
+                    "400 Bad Request",
+                    &[("Content-Type", "application/json".into())],
+                    e.to_string().as_bytes(),
+                );
                 continue;
             }
         };
-        send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        let is_init = msg.get("method") == Some(&json!("initialize"));
+        let session = if is_init {
+            let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
+            *n += 1;
+            let s = format!("mock-session-{n}");
+            if let Ok(mut m) = sessions.lock() {
+                m.insert(s.clone(), Server::new(cfg.clone()));
+            }
+            s
+        } else {
+            match sid {
+                None => {
+                    respond(&mut w, "400 Bad Request", &[], b"Mcp-Session-Id required");
+                    continue;
+                }
+                Some(s) if !known(&Some(s.clone())) => {
+                    respond(&mut w, "404 Not Found", &[], b"");
+                    continue;
+                }
+                Some(s) => s,
+            }
+        };
+        let out = {
+            let mut m = sessions.lock().unwrap_or_else(|e| e.into_inner());
+            match m.get_mut(&session) {
+                Some(server) => server.message(msg.clone()),
+                None => vec![],
+            }
+        };
+        let headers = [("Mcp-Session-Id", session)];
+        if msg.get("id").is_none() || msg.get("method").is_none() {
+            // A notification or a response: accepted, no body.
+            respond(&mut w, "202 Accepted", &headers, b"");
+        } else if msg.get("method") == Some(&json!("tools/call")) || out.len() != 1 {
+            respond_sse(&mut w, &headers, &out);
+        } else {
+            let mut h = headers.to_vec();
+            h.push(("Content-Type", "application/json".into()));
+            respond(&mut w, "200 OK", &h, out[0].to_string().as_bytes());
+        }
     }
 }

@@ -550,9 +550,10 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         | Expect::Translated(_)
         | Expect::TranslationError(_)
         | Expect::OneOf(_)
-        | Expect::Arrives(_) => {
+        | Expect::Arrives(_)
+        | Expect::Mcp(_) => {
             return Err(MaterialiseError::Invalid(
-                "`response`/`no_response`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),
+                "`response`/`no_response`/`mcp`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),
             ))
         }
         Expect::Silence(s) => Expectation::Silence {

@@ -254,9 +254,11 @@ const MODES: [(&str, Option<&str>); 7] = [
 
 /// Manifests other test files run the rest of the catalog against (gateway.rs,
 /// mcp_native.rs, mcp_proxy.rs); counted when checking that every vector runs somewhere.
-const OTHER_SUITES: [&str; 3] = [
+const OTHER_SUITES: [&str; 5] = [
     "gateway-stdio.yaml",
     "mcp-server-everything.yaml",
+    "mcp-server-everything-http.yaml",
+    "mcp-server-everything-http-2025-11-25.yaml",
     "mcp-proxy-reference.yaml",
 ];
 

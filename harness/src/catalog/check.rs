@@ -286,6 +286,7 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
     for (i, s) in v.steps.iter().enumerate() {
         let last = i + 1 == v.steps.len();
         let actions = usize::from(s.send.is_some())
+            + usize::from(s.mcp.is_some())
             + usize::from(s.end)
             + usize::from(s.corrupt_record)
             + usize::from(s.replay_record);
@@ -296,9 +297,31 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                 path,
                 text,
                 "steps:",
-                "each step needs exactly one of `send`, `end: true` or `corrupt_record: true`"
+                "each step needs exactly one of `send`, `mcp`, `end: true` or `corrupt_record: true`"
                     .into(),
             ),
+        }
+        if s.mcp.is_none() && s.expect.as_slice().is_empty() {
+            sink.at(
+                path,
+                text,
+                "steps:",
+                "a step needs `expect` (only an `mcp` step may leave it out)".into(),
+            );
+        }
+        for e in s.expect.as_slice() {
+            if let Expect::Mcp(m) = e {
+                for r in &m.rule {
+                    if reg.resolve(r).is_none() {
+                        sink.at(
+                            path,
+                            text,
+                            r,
+                            format!("`rule` names {r}, which is not a registered requirement"),
+                        );
+                    }
+                }
+            }
         }
         for n in s.repeat.iter().chain(&s.at_ms) {
             check_num(sink, path, text, n, &p);
@@ -424,7 +447,8 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                 | Expect::Translated(_)
                 | Expect::TranslationError(_)
                 | Expect::OneOf(_)
-                | Expect::Arrives(_) => {}
+                | Expect::Arrives(_)
+                | Expect::Mcp(_) => {}
             }
         }
     }
@@ -447,10 +471,32 @@ fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
                 .into(),
         );
     }
+    let only_native = v.methods.iter().all(|m| *m == Method::McpNative);
+    let session_steps = v.mcp.is_some()
+        || v.steps.iter().any(|s| {
+            s.mcp.is_some()
+                || s.expect
+                    .as_slice()
+                    .iter()
+                    .any(|e| matches!(e, Expect::Mcp(_)))
+        });
+    if session_steps && !only_native {
+        sink.at(
+            path,
+            text,
+            "mcp:",
+            "`mcp` (vector, step or expectation) needs `methods: [mcp_native]` alone".into(),
+        );
+    }
     let (mut foreign, mut misplaced) = (false, false);
     for s in &v.steps {
-        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
-        let is_json = |e: &Expect| matches!(e, Expect::Response(_) | Expect::NoResponse(_));
+        let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some()) || s.mcp.is_some();
+        let is_json = |e: &Expect| {
+            matches!(
+                e,
+                Expect::Response(_) | Expect::NoResponse(_) | Expect::Mcp(_)
+            )
+        };
         let exp = s.expect.as_slice();
         let json_expect = exp.iter().any(is_json);
         let other_expect = exp
@@ -466,7 +512,7 @@ fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
             path,
             text,
             "steps:",
-            "an mcp_native step sends a `jsonrpc_line` and expects `response`, `no_response` or `nothing` (no repeat, at_ms)".into(),
+            "an mcp_native step sends a `jsonrpc_line` or takes an `mcp` action, and expects `response`, `no_response`, `mcp` or `nothing` (no repeat, at_ms)".into(),
         );
     }
     if misplaced {

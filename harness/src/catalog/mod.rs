@@ -5,6 +5,7 @@
 pub mod check;
 pub mod index;
 pub mod load;
+pub mod mcpnative;
 pub mod mcpx;
 pub mod requirements;
 pub mod vector;

@@ -97,6 +97,10 @@ pub struct Vector {
     /// How an MCP proxy under test is configured for this vector (method `mcp_proxy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<super::mcpx::ProxySpec>,
+    /// What the server must declare and which versions and transport the vector applies to
+    /// (method `mcp_native`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<super::mcpnative::McpVectorSpec>,
     /// The vector needs the SUT to itself: `run --jobs N` runs it alone, after the others
     /// (a rate limit counts every frame the SUT receives, not only this vector's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -241,7 +245,12 @@ pub struct Step {
     /// Receiver clock for this step, in ms after `${NOW_MS}` (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<Num>,
-    /// What must follow, in order: one expectation or a list.
+    /// An `mcp_native` session action (open, request, pick, ...) instead of `send`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<super::mcpnative::McpStep>,
+    /// What must follow, in order: one expectation or a list. Only an `mcp` step may leave
+    /// it out (its own checks then apply).
+    #[serde(default)]
     pub expect: Expectations,
 }
 
@@ -270,6 +279,13 @@ impl Vector {
         let mut seen = std::collections::BTreeSet::new();
         out.retain(|r| seen.insert(*r));
         out
+    }
+}
+
+impl Default for Expectations {
+    /// None given (an `mcp` step's own checks).
+    fn default() -> Self {
+        Expectations::Many(Vec::new())
     }
 }
 
@@ -490,6 +506,8 @@ pub enum Expect {
     /// The next JSON-RPC line arriving at the harness's `side` is exactly this (method
     /// `mcp_proxy`).
     Arrives(Box<super::mcpx::ArrivesSpec>),
+    /// What an `mcp` step must produce (method `mcp_native`).
+    Mcp(Box<super::mcpnative::McpExpect>),
 }
 
 /// A JSON-RPC response the server must send (method `mcp_native`).

@@ -111,6 +111,14 @@ pub struct Outcome {
     /// The vector failed only because a reject carried another code: the requirements that
     /// govern the code (empty: the vector's own) decide whether the failure is absolute.
     pub code_only: Option<Vec<String>>,
+    /// The requirements a failure broke, when the method can tell (an `mcp_native` vector
+    /// that sees a schema violation in any message, or fails a SHOULD-level expectation):
+    /// they join the result's requirements and alone decide whether the failure is
+    /// absolute.
+    pub broke: Vec<String>,
+    /// A not-applicable decided while driving (an MCP server's declared capabilities): whose
+    /// choice it was.
+    pub na_cause: Option<NaCause>,
     /// Both directions.
     pub transcript: Vec<TranscriptEntry>,
 }
@@ -126,6 +134,8 @@ impl Outcome {
             observed_error_code: None,
             observed_alias: None,
             code_only: None,
+            broke: Vec::new(),
+            na_cause: None,
             transcript: Vec::new(),
         }
     }
@@ -305,6 +315,23 @@ fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
             .iter()
             .flat_map(|c| reg.resolve(c).unwrap_or_default())
             .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()));
+    }
+    if !o.broke.is_empty() && o.verdict != Verdict::Pass {
+        let reg = &catalog.requirements;
+        let ids: Vec<String> = o
+            .broke
+            .iter()
+            .flat_map(|c| reg.resolve(c).unwrap_or_default())
+            .collect();
+        r.absolute = ids
+            .iter()
+            .any(|id| reg.level(id).is_some_and(|l| l.is_absolute()));
+        r.requirements.extend(ids);
+        r.requirements.sort();
+        r.requirements.dedup();
+    }
+    if o.verdict == Verdict::NotApplicable {
+        r.na_cause = o.na_cause;
     }
     r.verdict = o.verdict;
     r.pass = o.verdict == Verdict::Pass;

@@ -500,6 +500,7 @@ fn skeleton(r: &Raw, requirements: Vec<String>) -> Vector {
         connect: None,
         topology: None,
         proxy: None,
+        mcp: None,
         // One frame, judged on its own: nothing another vector sends can change its verdict
         // (core_0016, the one fixture about a count, is not applicable).
         exclusive: false,
@@ -718,6 +719,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         side: None,
         repeat: None,
         at_ms: None,
+        mcp: None,
         expect: Expectations::One(Box::new(e)),
     };
     let what = format!("the octets of {}", r.meta.bin_file.as_deref().unwrap_or(""));

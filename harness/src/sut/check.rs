@@ -134,13 +134,16 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                     None
                 }
                 (Some(spec), Some(start)) => {
-                    let uses_port_file = start
+                    // The server writes the port it bound to ${PORT_FILE}, or listens on the
+                    // free port the harness chose, ${PORT} (in an argument or its environment).
+                    let uses_port = start
                         .args
                         .iter()
                         .chain([&start.command])
-                        .any(|a| a.contains("${PORT_FILE}"));
-                    if spec.transport != McpTransport::Stdio && !uses_port_file {
-                        at("transport", "mcp_native over http or websocket needs `start` to take ${PORT_FILE} (where the server writes the port it bound)".into());
+                        .chain(start.env.values())
+                        .any(|a| a.contains("${PORT_FILE}") || a.contains("${PORT}"));
+                    if spec.transport != McpTransport::Stdio && !uses_port {
+                        at("transport", "mcp_native over http or websocket needs `start` to take ${PORT_FILE} (where the server writes the port it bound) or ${PORT} (a free port the harness chose), in an argument or in `env`".into());
                     }
                     Some(SutKind::McpServer {
                         start,

@@ -49,8 +49,11 @@ pub struct McpNativeSpec {
     /// it must write the port it bound to `${PORT_FILE}` (loopback).
     pub transport: McpTransport,
     /// The MCP protocol version the harness requests (`${PROTOCOL_VERSION}` in vectors),
-    /// e.g. `2025-06-18`.
+    /// e.g. `2025-06-18`; `2026-07-28` opens with discovery instead of `initialize`.
     pub protocol_version: String,
+    /// The Streamable HTTP endpoint's path (default `/mcp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Deadlines and bounds (`silence_ms` and `max_frame_bytes` are unused; a line is at
     /// most 4 MiB and a vector reads at most `max_read_bytes`).
     #[serde(default)]
@@ -68,8 +71,9 @@ pub struct McpNativeSpec {
 pub enum McpTransport {
     /// Newline-delimited JSON-RPC on the server's stdin/stdout.
     Stdio,
-    /// One JSON-RPC message per `POST /mcp` on `127.0.0.1:${PORT_FILE}`; the HTTP status is
-    /// kept with each response (expectation `http_status`).
+    /// MCP Streamable HTTP at `http://127.0.0.1:PORT/mcp`, the port written by the server
+    /// to `${PORT_FILE}` or chosen by the harness as `${PORT}`; JSON and SSE answers, the
+    /// session and protocol-version headers, the HTTP status kept with each response.
     Http,
     /// One JSON-RPC message per text message on a WebSocket at `/mcp`.
     Websocket,

@@ -1,12 +1,11 @@
-//! The client side of the MCP transports the `mcp_native` method speaks besides stdio:
-//! HTTP (`POST /mcp`, one JSON-RPC message per request, the status kept with the body) and
-//! WebSocket (`/mcp`, one JSON-RPC message per text message). Written here, not shared with
-//! the reference gateway, so a bug in one side's framing is not cancelled by the other's.
+//! The client side of the WebSocket transport gateways offer (`/mcp`, one JSON-RPC message
+//! per text message), and the transport error type of every transport. Written here, not
+//! shared with the reference gateway, so a bug in one side's framing is not cancelled by the
+//! other's. Streamable HTTP is `super::http`.
 
 use crate::connect::wire::{Recv, TcpWire, Wire};
 use base64::Engine as _;
 use sha1::{Digest, Sha1};
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// The transport to an MCP server failed (connecting, framing, a broken peer); the
@@ -48,146 +47,6 @@ pub enum Got {
     Timeout,
     /// The server closed or broke the connection; why.
     Closed(String),
-}
-
-/// An HTTP client posting to `/mcp` on one keep-alive connection.
-pub struct HttpChan {
-    addr: String,
-    conn: Option<TcpWire>,
-    buf: Vec<u8>,
-    queue: VecDeque<Incoming>,
-    max_body: usize,
-    /// Statuses of exchanges that had no body (a notification's 202), for transcripts.
-    pub notes: Vec<String>,
-}
-
-impl HttpChan {
-    /// A client for `addr` (`HOST:PORT`).
-    pub fn new(addr: String, max_body: usize) -> Self {
-        HttpChan {
-            addr,
-            conn: None,
-            buf: Vec::new(),
-            queue: VecDeque::new(),
-            max_body,
-            notes: Vec::new(),
-        }
-    }
-
-    /// Posts one message and reads the response before `deadline`.
-    pub fn send(&mut self, body: &[u8], deadline: Instant) -> Result<(), TransportError> {
-        if self.conn.is_none() {
-            self.conn = Some(
-                TcpWire::connect(&self.addr, Duration::from_secs(5))
-                    .map_err(|e| format!("cannot connect to http://{}/mcp: {e}", self.addr))?,
-            );
-            self.buf.clear();
-        }
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\n\r\n",
-            self.addr,
-            body.len()
-        );
-        let mut req = head.into_bytes();
-        req.extend_from_slice(body);
-        let conn = self.conn.as_mut().ok_or("no connection")?;
-        conn.send(&req)
-            .map_err(|e| format!("cannot send the HTTP request: {e}"))?;
-        match self.read_response(deadline) {
-            Ok((status, body)) => {
-                if body.is_empty() {
-                    self.notes.push(format!("HTTP {status}, no body"));
-                } else {
-                    self.queue.push_back(Incoming {
-                        body,
-                        status: Some(status),
-                    });
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.conn = None;
-                Err(e)
-            }
-        }
-    }
-
-    fn fill(&mut self, deadline: Instant) -> Result<(), TransportError> {
-        let conn = self.conn.as_mut().ok_or("no connection")?;
-        match conn.recv(deadline) {
-            Recv::Data(d) => {
-                self.buf.extend_from_slice(&d);
-                Ok(())
-            }
-            Recv::Eof => Err(TransportError::from(
-                "the server closed the HTTP connection",
-            )),
-            Recv::Broken(e) => Err(TransportError::from(format!(
-                "reading the HTTP response failed: {e}"
-            ))),
-            Recv::Timeout => Err(TransportError::from(
-                "no HTTP response before the step deadline",
-            )),
-        }
-    }
-
-    fn read_response(&mut self, deadline: Instant) -> Result<(u16, Vec<u8>), TransportError> {
-        let end = loop {
-            if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i;
-            }
-            if self.buf.len() > MAX_HEAD {
-                return Err(TransportError::from(format!(
-                    "an HTTP response head over {MAX_HEAD} octets"
-                )));
-            }
-            self.fill(deadline)?;
-        };
-        let head = String::from_utf8_lossy(&self.buf[..end]).into_owned();
-        let mut lines = head.split("\r\n");
-        let status_line = lines.next().unwrap_or_default();
-        let status: u16 = status_line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .filter(|_| status_line.starts_with("HTTP/1."))
-            .ok_or_else(|| format!("not an HTTP/1.x status line: {status_line:?}"))?;
-        let mut len = None;
-        for l in lines {
-            if let Some((k, v)) = l.split_once(':') {
-                if k.trim().eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse::<usize>().ok();
-                }
-                if k.trim().eq_ignore_ascii_case("transfer-encoding") {
-                    return Err(TransportError::from(
-                        "a chunked HTTP response (the harness reads Content-Length bodies)",
-                    ));
-                }
-            }
-        }
-        let len = len.ok_or("an HTTP response without Content-Length")?;
-        if len > self.max_body {
-            return Err(TransportError::from(format!(
-                "an HTTP body of {len} octets (harness bound {})",
-                self.max_body
-            )));
-        }
-        let total = end + 4 + len;
-        while self.buf.len() < total {
-            self.fill(deadline)?;
-        }
-        let body = self.buf[end + 4..total].to_vec();
-        self.buf.drain(..total);
-        Ok((status, body))
-    }
-
-    /// The next queued response (HTTP sends nothing unsolicited).
-    pub fn pop(&mut self) -> Got {
-        match self.queue.pop_front() {
-            Some(m) => Got::Msg(m),
-            None => Got::Timeout,
-        }
-    }
 }
 
 /// A WebSocket client on `/mcp`.

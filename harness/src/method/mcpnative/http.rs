@@ -1,0 +1,315 @@
+//! The client side of MCP Streamable HTTP, on the `ureq` client: every message is POSTed to
+//! the server's endpoint with `Accept: application/json, text/event-stream`; the answer is
+//! read as one JSON body or as an SSE stream (chunked or not) on a thread of its own, so
+//! requests the server sends mid-stream can be answered while the stream is open. The
+//! session id the server assigns and the negotiated protocol version go on every later
+//! request; `GET` opens the server's stream and `DELETE` ends the session. What arrives is
+//! handed over as events tagged with the exchange that carried them.
+
+use super::sse;
+use std::io::Read;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What arrived on one exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpEvent {
+    /// The response head.
+    Head {
+        /// Which exchange.
+        exchange: u64,
+        /// Its status.
+        status: u16,
+        /// Its `Content-Type` (empty when absent).
+        content_type: String,
+    },
+    /// One message: a JSON body or the data of one SSE event.
+    Message {
+        /// Which exchange.
+        exchange: u64,
+        /// The status it came with.
+        status: u16,
+        /// The octets.
+        body: Vec<u8>,
+    },
+    /// The body ended (`what` says how: "no body", "end of JSON body", "end of SSE stream").
+    End {
+        /// Which exchange.
+        exchange: u64,
+        /// How it ended.
+        what: String,
+    },
+    /// The exchange failed.
+    Failed {
+        /// Which exchange.
+        exchange: u64,
+        /// Why.
+        why: String,
+    },
+}
+
+impl HttpEvent {
+    /// The exchange it belongs to.
+    pub fn exchange(&self) -> u64 {
+        match self {
+            HttpEvent::Head { exchange, .. }
+            | HttpEvent::Message { exchange, .. }
+            | HttpEvent::End { exchange, .. }
+            | HttpEvent::Failed { exchange, .. } => *exchange,
+        }
+    }
+}
+
+/// The HTTP method of an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// A message to the server.
+    Post,
+    /// The server's stream.
+    Get,
+    /// End the session.
+    Delete,
+}
+
+impl Verb {
+    /// As on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Post => "POST",
+            Verb::Get => "GET",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+/// One exchange to start.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The method.
+    pub verb: Verb,
+    /// The body (POST).
+    pub body: Vec<u8>,
+    /// The `Mcp-Session-Id` to send, if any.
+    pub session: Option<String>,
+    /// The `MCP-Protocol-Version` to send, if any.
+    pub protocol_version: Option<String>,
+    /// More headers.
+    pub headers: Vec<(String, String)>,
+}
+
+/// The client of one server endpoint.
+pub struct HttpClient {
+    agent: ureq::Agent,
+    url: String,
+    tx: Sender<HttpEvent>,
+    rx: Receiver<HttpEvent>,
+    /// The session id the server assigned (set by the thread that read the header).
+    session: Arc<Mutex<Option<String>>>,
+    next: u64,
+    max_body: usize,
+}
+
+impl HttpClient {
+    /// A client of `url` (`http://127.0.0.1:PORT/mcp`) reading at most `max_body` octets per
+    /// exchange.
+    pub fn new(url: String, max_body: usize) -> HttpClient {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(5)))
+            .max_redirects(0)
+            .build()
+            .into();
+        let (tx, rx) = channel();
+        HttpClient {
+            agent,
+            url,
+            tx,
+            rx,
+            session: Arc::new(Mutex::new(None)),
+            next: 1,
+            max_body,
+        }
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session(&self) -> Option<String> {
+        self.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Forgets the session id (after `DELETE`).
+    pub fn forget_session(&self) {
+        *self.session.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Starts an exchange; its events arrive through [`HttpClient::next`]. Returns its
+    /// number.
+    pub fn start(&mut self, ex: Exchange) -> u64 {
+        let n = self.next;
+        self.next += 1;
+        let agent = self.agent.clone();
+        let url = self.url.clone();
+        let tx = self.tx.clone();
+        let session = self.session.clone();
+        let max = self.max_body;
+        // The thread ends when the body does; the server is killed at the end of every
+        // vector, which ends any stream still open.
+        std::thread::spawn(move || {
+            if let Err(why) = exchange(&agent, &url, ex, n, &tx, &session, max) {
+                let _ = tx.send(HttpEvent::Failed { exchange: n, why });
+            }
+        });
+        n
+    }
+
+    /// The next event before `deadline`.
+    pub fn next(&self, deadline: Instant) -> Option<HttpEvent> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.rx.recv_timeout(wait) {
+            Ok(e) => Some(e),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+}
+
+fn exchange(
+    agent: &ureq::Agent,
+    url: &str,
+    ex: Exchange,
+    n: u64,
+    tx: &Sender<HttpEvent>,
+    session: &Mutex<Option<String>>,
+    max: usize,
+) -> Result<(), String> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    match ex.verb {
+        Verb::Post => {
+            headers.push((
+                "Accept".into(),
+                "application/json, text/event-stream".into(),
+            ));
+            headers.push(("Content-Type".into(), "application/json".into()));
+        }
+        Verb::Get => headers.push(("Accept".into(), "text/event-stream".into())),
+        Verb::Delete => {}
+    }
+    if let Some(s) = &ex.session {
+        headers.push(("Mcp-Session-Id".into(), s.clone()));
+    }
+    if let Some(v) = &ex.protocol_version {
+        headers.push(("MCP-Protocol-Version".into(), v.clone()));
+    }
+    headers.extend(ex.headers);
+    let sent = match ex.verb {
+        Verb::Post => {
+            let mut b = agent.post(url);
+            for (k, v) in &headers {
+                b = b.header(k, v);
+            }
+            b.send(&ex.body[..])
+        }
+        Verb::Get => {
+            let mut b = agent.get(url);
+            for (k, v) in &headers {
+                b = b.header(k, v);
+            }
+            b.call()
+        }
+        Verb::Delete => {
+            let mut b = agent.delete(url);
+            for (k, v) in &headers {
+                b = b.header(k, v);
+            }
+            b.call()
+        }
+    };
+    let resp = sent.map_err(|e| format!("{} {url}: {e}", ex.verb.as_str()))?;
+    let status = resp.status().as_u16();
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    if let Some(sid) = header("mcp-session-id") {
+        let mut s = session.lock().unwrap_or_else(|e| e.into_inner());
+        if s.is_none() && (200..300).contains(&status) {
+            *s = Some(sid);
+        }
+    }
+    let _ = tx.send(HttpEvent::Head {
+        exchange: n,
+        status,
+        content_type: content_type.clone(),
+    });
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let mut reader = resp
+        .into_body()
+        .into_with_config()
+        .limit(max as u64)
+        .reader();
+    if mime == "text/event-stream" {
+        let mut parser = sse::Parser::new(max);
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            let got = reader
+                .read(&mut buf)
+                .map_err(|e| format!("reading the SSE stream failed: {e}"))?;
+            if got == 0 {
+                let _ = tx.send(HttpEvent::End {
+                    exchange: n,
+                    what: "end of SSE stream".into(),
+                });
+                return Ok(());
+            }
+            let events = parser.feed(&buf[..got]).map_err(|e| e.to_string())?;
+            for e in events {
+                // Priming events (an id and empty data) carry no message.
+                if e.data.trim().is_empty() {
+                    continue;
+                }
+                let _ = tx.send(HttpEvent::Message {
+                    exchange: n,
+                    status,
+                    body: e.data.into_bytes(),
+                });
+            }
+        }
+    }
+    let mut body = Vec::new();
+    reader
+        .read_to_end(&mut body)
+        .map_err(|e| format!("reading the HTTP body failed: {e}"))?;
+    // An error status with a body that is not JSON (a plain-text or HTML page) answers the
+    // exchange, not a JSON-RPC message.
+    let what = if status >= 400 && mime != "application/json" && !body.is_empty() {
+        format!(
+            "a {} body of {} octets",
+            if mime.is_empty() { "untyped" } else { &mime },
+            body.len()
+        )
+    } else if body.iter().all(u8::is_ascii_whitespace) {
+        "no body".to_owned()
+    } else {
+        let _ = tx.send(HttpEvent::Message {
+            exchange: n,
+            status,
+            body,
+        });
+        format!(
+            "end of {} body",
+            if mime.is_empty() { "untyped" } else { &mime }
+        )
+    };
+    let _ = tx.send(HttpEvent::End { exchange: n, what });
+    Ok(())
+}

@@ -54,6 +54,10 @@ pub const PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "CRED_MAX_CHAIN_LENGTH",
+    "CRED_MAX_TTL_MS",
+    "POLICYHINT_UNKNOWN_KEY_POLICY",
+    "POLICYHINT_CONFLICT_POLICY",
 ];
 
 /// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
@@ -68,6 +72,10 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "CRED_MAX_CHAIN_LENGTH",
+    "CRED_MAX_TTL_MS",
+    "POLICYHINT_UNKNOWN_KEY_POLICY",
+    "POLICYHINT_CONFLICT_POLICY",
 ];
 
 struct Parser<'a> {

@@ -15,7 +15,7 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
 /// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
 /// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
-/// SWP-STATE's optional STATE_DELTA, §2;
+/// SWP-STATE's optional STATE_DELTA, §2, and SWP-CRED's optional CRED_REVOKE, §2;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
     "STREAM_METHOD",
@@ -32,6 +32,7 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
+    "CRED_REVOKE_REASON",
 ];
 
 /// The manifest's values.
@@ -54,7 +55,13 @@ pub fn fill<'v>(v: &'v Vector, params: &Params) -> Result<Cow<'v, Vector>, FillE
     let mut out = v.clone();
     let mut used = BTreeSet::new();
     visit_mut(&mut out, &mut |j| names(j, &mut used));
-    used.retain(|n| !RUNTIME.contains(&n.as_str()));
+    // Expression parameters the run supplies (`NOW_MS`, the limits) are written into P1
+    // field values when the vector is materialised (`materialize`), not by the manifest.
+    used.retain(|n| {
+        !RUNTIME.contains(&n.as_str())
+            && (!crate::expr::PARAM_NAMES.contains(&n.as_str())
+                || crate::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str()))
+    });
     if used.is_empty() {
         return Ok(Cow::Borrowed(v));
     }

@@ -1,24 +1,28 @@
-//! One channel of any of the five SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
-//! ARTIFACT 14, STATE 17, OBS 18) behind one call: decode a payload in the configured P1
+//! One channel of any of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
+//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (CRED 15, POLICYHINT 16) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
 
 use crate::artifact::{self, ArtifactMessage};
+use crate::cred::{self, CredMessage};
 use crate::events::{self, EventsMessage};
 use crate::obs::{self, ObsMessage};
 use crate::payload::{P1Form, PayloadError};
+use crate::policyhint::{self, PolicyMessage};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 5] = [
+pub const PROFILES: [u64; 7] = [
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
     state::PROFILE_ID,
     obs::PROFILE_ID,
+    cred::PROFILE_ID,
+    policyhint::PROFILE_ID,
 ];
 
 /// The form and every profile's parameters.
@@ -36,6 +40,10 @@ pub struct Config {
     pub artifact: artifact::Config,
     /// SWP-STATE.
     pub state: state::Config,
+    /// SWP-CRED.
+    pub cred: cred::Config,
+    /// SWP-POLICYHINT.
+    pub policyhint: policyhint::Config,
 }
 
 /// A decoded message of one of the profiles.
@@ -51,6 +59,10 @@ pub enum Message {
     Artifact(ArtifactMessage),
     /// SWP-STATE.
     State(StateMessage),
+    /// SWP-CRED.
+    Cred(CredMessage),
+    /// SWP-POLICYHINT.
+    Policyhint(PolicyMessage),
 }
 
 impl Message {
@@ -62,6 +74,8 @@ impl Message {
             Message::Obs(_) => obs::PROFILE_ID,
             Message::Artifact(_) => artifact::PROFILE_ID,
             Message::State(_) => state::PROFILE_ID,
+            Message::Cred(_) => cred::PROFILE_ID,
+            Message::Policyhint(_) => policyhint::PROFILE_ID,
         }
     }
 
@@ -73,6 +87,8 @@ impl Message {
             Message::Obs(m) => m.msg_type(),
             Message::Artifact(m) => m.msg_type(),
             Message::State(m) => m.msg_type(),
+            Message::Cred(m) => m.msg_type(),
+            Message::Policyhint(m) => m.msg_type(),
         }
     }
 
@@ -84,6 +100,8 @@ impl Message {
             Message::Obs(m) => obs::encode(form, m),
             Message::Artifact(m) => artifact::encode(form, m),
             Message::State(m) => state::encode(form, m),
+            Message::Cred(m) => cred::encode(form, m),
+            Message::Policyhint(m) => policyhint::encode(form, m),
         }
     }
 }
@@ -102,6 +120,10 @@ pub fn decode(
         obs::PROFILE_ID => obs::decode(form, msg_type, payload).map(Message::Obs),
         artifact::PROFILE_ID => artifact::decode(form, msg_type, payload).map(Message::Artifact),
         state::PROFILE_ID => state::decode(form, msg_type, payload).map(Message::State),
+        cred::PROFILE_ID => cred::decode(form, msg_type, payload).map(Message::Cred),
+        policyhint::PROFILE_ID => {
+            policyhint::decode(form, msg_type, payload).map(Message::Policyhint)
+        }
         _ => return None,
     })
 }
@@ -119,6 +141,10 @@ pub enum Seen {
     Artifact(artifact::Seen),
     /// SWP-STATE.
     State(state::Seen),
+    /// SWP-CRED.
+    Cred(cred::Seen),
+    /// SWP-POLICYHINT.
+    Policyhint(policyhint::Seen),
 }
 
 /// A refusal, with one canonical code.
@@ -142,6 +168,12 @@ pub enum ChannelError {
     /// The SWP-STATE store.
     #[error(transparent)]
     State(#[from] state::StoreError),
+    /// The SWP-CRED chains.
+    #[error(transparent)]
+    Cred(#[from] cred::CredError),
+    /// The SWP-POLICYHINT constraints.
+    #[error(transparent)]
+    Policyhint(#[from] policyhint::PolicyError),
 }
 
 impl ChannelError {
@@ -154,6 +186,8 @@ impl ChannelError {
             ChannelError::Obs(e) => e.code(),
             ChannelError::Artifact(e) => e.code(),
             ChannelError::State(e) => e.code(),
+            ChannelError::Cred(e) => e.code(),
+            ChannelError::Policyhint(e) => e.code(),
         }
     }
 }
@@ -165,6 +199,8 @@ enum Machine {
     Obs(obs::Contexts),
     Artifact(artifact::Transfers),
     State(state::Store),
+    Cred(cred::Chains),
+    Policyhint(policyhint::Policy),
 }
 
 /// One channel of one profile.
@@ -186,6 +222,10 @@ impl Channel {
                 Machine::Artifact(artifact::Transfers::new(config.artifact.clone()))
             }
             state::PROFILE_ID => Machine::State(state::Store::new(config.state.clone())),
+            cred::PROFILE_ID => Machine::Cred(cred::Chains::new(config.cred.clone())),
+            policyhint::PROFILE_ID => {
+                Machine::Policyhint(policyhint::Policy::new(config.policyhint.clone()))
+            }
             _ => return None,
         };
         Some(Channel {
@@ -240,6 +280,16 @@ impl Channel {
                 let m = state::decode(form, msg_type, payload)?;
                 let s = l.step(&m)?;
                 (Message::State(m), Seen::State(s))
+            }
+            Machine::Cred(l) => {
+                let m = cred::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Cred(m), Seen::Cred(s))
+            }
+            Machine::Policyhint(l) => {
+                let m = policyhint::decode(form, msg_type, payload)?;
+                let s = l.step(&m)?;
+                (Message::Policyhint(m), Seen::Policyhint(s))
             }
         })
     }

@@ -1,5 +1,6 @@
 //! The reference endpoint as the SWP-* test agent of classes C3 and C4: SWP-RPC (12),
-//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), each with
+//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5's
+//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles-c5-cred-policyhint.md), each with
 //! deterministic behaviour a vector can state exactly (the test-agent convention of
 //! docs/profiles.md): RPC methods, event streams, artifacts and states.
 //!
@@ -14,8 +15,10 @@
 //! (`RPC_ERR`, `EVT_ERR`, `ART_ERR`, `STATE_ERR`).
 
 pub mod artifact;
+pub mod cred;
 pub mod events;
 pub mod obs;
+pub mod policyhint;
 pub mod rpc;
 pub mod state;
 
@@ -24,12 +27,14 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 5] = [
+pub const PROFILES: [u64; 7] = [
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
     swp_profiles::state::PROFILE_ID,
     swp_profiles::obs::PROFILE_ID,
+    swp_profiles::cred::PROFILE_ID,
+    swp_profiles::policyhint::PROFILE_ID,
 ];
 
 /// Whether the agent serves `profile_id`.
@@ -102,6 +107,8 @@ pub struct Agent {
     obs: obs::Agent,
     artifact: artifact::Agent,
     state: state::Agent,
+    cred: cred::Agent,
+    policyhint: policyhint::Agent,
 }
 
 impl Agent {
@@ -113,6 +120,8 @@ impl Agent {
             obs: obs::Agent::new(form),
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
+            cred: cred::Agent::new(form),
+            policyhint: policyhint::Agent::new(form),
         }
     }
 
@@ -139,6 +148,12 @@ impl Agent {
                 self.artifact.handle(msg_type, msg_id, payload, scope)
             }
             swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
+            swp_profiles::cred::PROFILE_ID => {
+                self.cred.handle(msg_type, msg_id, payload, scope, now_ms)
+            }
+            swp_profiles::policyhint::PROFILE_ID => {
+                self.policyhint.handle(msg_type, msg_id, payload)
+            }
             _ => Action::Nothing,
         }
     }

@@ -70,10 +70,14 @@ fn failing(mode: &str, namespace: &str, min: usize) -> BTreeSet<String> {
     let cat = catalog();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{namespace}-{mode}"));
     let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    // The proxy re-frames what it relays and drops what does not decode as E1, so a vector
+    // whose point is a core-invalid frame cannot go through it (it runs against the
+    // reference directly in tests/catalog.rs).
+    let through_proxy = |id: &str| !id.starts_with("policyhint_0104");
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == namespace)
+        .filter(|v| v.vector.namespace == namespace && through_proxy(&v.vector.id))
         .collect();
     let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
     let session: BTreeSet<&str> = plan
@@ -112,7 +116,7 @@ fn set(ids: &[&str]) -> BTreeSet<String> {
 #[test]
 fn the_unbroken_proxy_passes_every_cred_and_policyhint_session_vector() {
     assert_eq!(failing("none", "cred", 7), set(&[]));
-    assert_eq!(failing("none", "policyhint", 6), set(&[]));
+    assert_eq!(failing("none", "policyhint", 5), set(&[]));
 }
 
 #[test]
@@ -142,7 +146,7 @@ fn a_revocation_that_changes_nothing_is_caught() {
 #[test]
 fn advice_that_binds_is_caught() {
     assert_eq!(
-        failing("policyhint-every-mode-must", "policyhint", 6),
+        failing("policyhint-every-mode-must", "policyhint", 5),
         set(&["policyhint_0005"])
     );
 }
@@ -150,7 +154,7 @@ fn advice_that_binds_is_caught() {
 #[test]
 fn conflicts_resolved_against_the_declared_rule_are_caught() {
     assert_eq!(
-        failing("policyhint-first-wins", "policyhint", 6),
+        failing("policyhint-first-wins", "policyhint", 5),
         set(&["policyhint_0003"])
     );
 }

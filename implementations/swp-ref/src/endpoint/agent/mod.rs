@@ -43,17 +43,23 @@ pub fn serves(profile_id: u64) -> bool {
 }
 
 /// The agent's implementation-defined parameters (declared in a SUT manifest as
-/// `RPC_REPLAY_WINDOW_MS`).
+/// `RPC_REPLAY_WINDOW_MS`, `POLICYHINT_UNKNOWN_KEY_POLICY`, `POLICYHINT_CONFLICT_POLICY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// The SWP-RPC idempotency replay window (swp-rpc §6; 24 h by default, as recommended).
     pub rpc_replay_window_ms: u64,
+    /// The SWP-POLICYHINT unknown-key policy (ignore by default).
+    pub policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys,
+    /// The SWP-POLICYHINT conflict rule (the later wins by default).
+    pub policyhint_conflicts: swp_profiles::policyhint::ConflictPolicy,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             rpc_replay_window_ms: swp_profiles::rpc::lifecycle::DEFAULT_REPLAY_WINDOW_MS,
+            policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys::default(),
+            policyhint_conflicts: swp_profiles::policyhint::ConflictPolicy::default(),
         }
     }
 }
@@ -121,7 +127,14 @@ impl Agent {
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
             cred: cred::Agent::new(form),
-            policyhint: policyhint::Agent::new(form),
+            policyhint: policyhint::Agent::new(
+                swp_profiles::policyhint::Config {
+                    unknown_keys: config.policyhint_unknown_keys,
+                    conflicts: config.policyhint_conflicts,
+                    ..swp_profiles::policyhint::Config::default()
+                },
+                form,
+            ),
         }
     }
 

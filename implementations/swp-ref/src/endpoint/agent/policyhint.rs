@@ -4,6 +4,11 @@
 //! are ignored, of two disagreeing constraints in one set the later wins, an unscoped
 //! constraint applies to the scope `session`).
 //!
+//! The unknown-key policy and the conflict rule are `swp-ref serve` options
+//! (`--policyhint-unknown-keys ignore|report|refuse`, `--policyhint-conflicts last|first`);
+//! under `report`, each dropped constraint with an unknown key is reported too, reason
+//! `unknown_key`, after the unmet ones.
+//!
 //! A valid `POLICY_HINT_SET` is answered on its msg_id with `POLICY_HINT_ACK` (ack_id
 //! `ack-N`, counting on the connection), then, under fresh msg_ids, one `POLICY_VIOLATION`
 //! for each constraint of the set now in effect that binds (mode `MUST`) and that the
@@ -33,10 +38,10 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// An empty table with the reference's policy.
-    pub fn new(form: P1Form) -> Self {
+    /// An empty table with this policy.
+    pub fn new(config: policyhint::Config, form: P1Form) -> Self {
         Agent {
-            policy: Policy::default(),
+            policy: Policy::new(config),
             form,
             acks: 0,
         }
@@ -57,9 +62,9 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        let effective = match self.policy.step(&m) {
+        let (effective, unknown) = match self.policy.step(&m) {
             Err(e) => return reject(e.code(), format!("{}: {e}", e.reply_code())),
-            Ok(Seen::HintSet { effective, .. }) => effective,
+            Ok(Seen::HintSet { effective, unknown }) => (effective, unknown),
             Ok(_) => return Action::Nothing,
         };
         self.acks += 1;
@@ -74,6 +79,16 @@ impl Agent {
                     key: e.key,
                     scope_ref: e.scope,
                     reason_code: codes::UNSATISFIABLE.into(),
+                });
+                outs.push(self.out(&v, None));
+            }
+        }
+        if self.policy.config().unknown_keys == policyhint::UnknownKeys::Violation {
+            for e in unknown {
+                let v = PolicyMessage::Violation(PolicyViolation {
+                    key: e.key,
+                    scope_ref: e.scope,
+                    reason_code: codes::UNKNOWN_KEY.into(),
                 });
                 outs.push(self.out(&v, None));
             }
@@ -110,7 +125,7 @@ mod tests {
 
     #[test]
     fn acks_and_reports_unmet_must_constraints_only() {
-        let mut a = Agent::new(P1Form::Message);
+        let mut a = Agent::new(policyhint::Config::default(), P1Form::Message);
         let r = "swp.test.region";
         let o = outs(a.handle(
             1,

@@ -275,7 +275,7 @@ impl Chains {
     }
 
     fn present(&mut self, now_ms: u64, scope: &str, p: &CredPresent) -> Result<Seen, CredError> {
-        if !self.config.types.is_empty() && !self.config.types.iter().any(|t| *t == p.cred_type) {
+        if !self.config.types.is_empty() && !self.config.types.contains(&p.cred_type) {
             return Err(CredError::UnsupportedType(shown(&p.cred_type)));
         }
         if self.config.binding == Binding::Subject && p.cred_type == SUBJECT_TYPE {

@@ -761,4 +761,31 @@ mod tests {
         assert_eq!(b.len(), 4 + 300);
         assert_eq!(u32::from_be_bytes([b[0], b[1], b[2], b[3]]), 300);
     }
+
+    /// P1 field values may be relative to the run's receiver clock; a run parameter the SUT
+    /// does not have leaves the vector untested instead of encoding a wrong value.
+    #[test]
+    fn p1_fields_take_the_runs_expression_parameters() {
+        let spec: crate::p1::P1Spec = serde_json::from_str(
+            r#"{"cred.CredDelegate": {"chain_id": "c", "delegation": "d", "expires_at_unix_ms": "${NOW_MS} + 60000"}}"#,
+        )
+        .unwrap();
+        let mut p = params();
+        p.insert("NOW_MS", 1_767_225_600_000);
+        let filled = run_params_in_p1(&spec, &p).unwrap();
+        let octets = crate::p1::encode(&filled).unwrap();
+        let d = swp_profiles::p1::decode("cred.CredDelegate", &octets).unwrap();
+        assert_eq!(
+            d.get_field_by_name("expires_at_unix_ms").unwrap().as_u64(),
+            Some(1_767_225_660_000)
+        );
+        let limits: crate::p1::P1Spec = serde_json::from_str(
+            r#"{"cred.CredDelegate": {"chain_id": "c", "delegation": "d", "expires_at_unix_ms": "${RATE_LIMIT_WINDOW_MS}"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            run_params_in_p1(&limits, &p),
+            Err(MaterialiseError::Undeclared(_))
+        ));
+    }
 }

@@ -328,8 +328,19 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
         }
         for e in s.expect.as_slice() {
             match e {
-                Expect::Reject(RejectSpec::Code(c)) => check_code(sink, path, text, c),
-                Expect::Reject(RejectSpec::Full(f)) => {
+                Expect::Denied(_) if v.methods.iter().any(|m| *m != Method::Session) => {
+                    sink.at(
+                        path,
+                        text,
+                        "denied",
+                        "`denied` reads what an endpoint answers: it needs `methods: [session]`"
+                            .into(),
+                    );
+                }
+                Expect::Reject(RejectSpec::Code(c)) | Expect::Denied(RejectSpec::Code(c)) => {
+                    check_code(sink, path, text, c)
+                }
+                Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) => {
                     for r in &f.code_requirements {
                         if reg.resolve(r).is_none() {
                             sink.at(

@@ -205,6 +205,9 @@ pub enum ClientCert {
     Expired,
     /// From a CA the SUT does not trust.
     Untrusted,
+    /// The harness's second valid identity, which the SUT authenticates like the first and
+    /// authorizes as its manifest declares (`tls.second_identity`).
+    Second,
 }
 
 /// Unknown-profile handling a SUT declares.
@@ -271,7 +274,8 @@ impl Vector {
         let mut out: Vec<&str> = self.requirements.iter().map(String::as_str).collect();
         for s in &self.steps {
             for e in s.expect.as_slice() {
-                if let Expect::Reject(RejectSpec::Full(f)) = e {
+                if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e
+                {
                     out.extend(f.code_requirements.iter().map(String::as_str));
                 }
             }
@@ -473,6 +477,13 @@ pub enum Expect {
     Flow(Vec<FlowMessage>),
     /// The next frame from the SUT matches (session).
     Reply(Box<ReplySpec>),
+    /// The request this step sent is refused, not carried out (session; authorization
+    /// vectors). A reject with these codes passes as `reject` would (a close where the
+    /// manifest allows one; another code fails only the `code_requirements`). So does an
+    /// answer that refuses in the request's own profile: a JSON-RPC error response to the
+    /// request's msg_id (profile 1), or an A2A Result with `ok: false` before any Event
+    /// (profile 2). A success answer, or an A2A Event, means the request was carried out.
+    Denied(RejectSpec),
     /// The error frame of the `reject` before it in this step carries this JSON (objects
     /// by subset): how a core error is surfaced as JSON-RPC (session).
     ErrorJson(serde_json::Value),

@@ -113,6 +113,12 @@ impl Endpoint {
             v.insert("TLS_CLIENT_CA", p.ca.display().to_string());
             v.insert("TLS_CA", p.ca.display().to_string());
         }
+        if let Some(id) = self.identity() {
+            v.insert("TLS_CLIENT_IDENTITY", id);
+        }
+        if let Some(id) = self.second_identity() {
+            v.insert("TLS_SECOND_IDENTITY", id);
+        }
         v
     }
 
@@ -192,6 +198,26 @@ impl Endpoint {
                 let p = generated("an untrusted client certificate needs a generated PKI")?;
                 Some((p.untrusted_cert.clone(), p.untrusted_key.clone()))
             }
+            ClientCert::Second => {
+                let declared = t
+                    .second_identity
+                    .as_ref()
+                    .ok_or(SetupError::Missing("no tls.second_identity"))?;
+                match &self.pki {
+                    Some(p) => Some((p.second_cert.clone(), p.second_key.clone())),
+                    None => Some((
+                        self.base.join(declared.client_cert.as_ref().ok_or(
+                            SetupError::Missing(
+                                "tls.second_identity.client_cert is needed with pki: files",
+                            ),
+                        )?),
+                        self.base
+                            .join(declared.client_key.as_ref().ok_or(SetupError::Missing(
+                                "tls.second_identity.client_key is needed with pki: files",
+                            ))?),
+                    )),
+                }
+            }
         };
         Ok(TlsOptions {
             server_name: t.server_name.clone(),
@@ -250,6 +276,16 @@ impl Endpoint {
         let d = Duration::from_millis(self.spec.timing.step_ms);
         let s = accept_within(l, d)?;
         Ok(Some(Box::new(TcpWire::from_stream(s, "upstream"))))
+    }
+
+    /// The identity the endpoint should surface for the harness's second client certificate,
+    /// when the manifest declares one.
+    pub fn second_identity(&self) -> Option<String> {
+        let declared = self.spec.tls.as_ref()?.second_identity.as_ref()?;
+        match &self.pki {
+            Some(_) => Some(pki::SECOND_CLIENT_IDENTITY.to_owned()),
+            None => declared.expected_identity.clone(),
+        }
     }
 
     /// The identity the endpoint should surface for the harness's client certificate.

@@ -196,6 +196,23 @@ fn run(
                         }
                     }
                 }
+                Expectation::Denied(reject) => {
+                    match judge::denied(conv, reject, sent.msg_id.as_ref(), inputs, &c) {
+                        Ok((o, code)) => {
+                            if code.is_some() {
+                                last_code = code;
+                                *rejected_at = Some(label.trim_end_matches(": ").to_owned());
+                            }
+                            Ok(o)
+                        }
+                        Err(mut f) => {
+                            if f.code.is_none() {
+                                f.code.clone_from(&last_code);
+                            }
+                            Err(f)
+                        }
+                    }
+                }
                 Expectation::Close => judge::close(conv, &label),
                 Expectation::Silence { ms } => judge::silence(conv, *ms, &c),
                 Expectation::Reply(p) => judge::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),

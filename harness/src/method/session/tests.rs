@@ -755,3 +755,125 @@ fn a_close_after_a_reject_fails_an_endpoint_that_declares_it_continues() {
     let f = failure(run(&declared, error_then_close(), &steps).0);
     assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
 }
+
+fn denied() -> Expectation {
+    Expectation::Denied(Box::new(Expectation::Reject {
+        allowed: vec![ErrorCode::SecurityPolicy],
+        terminates: None,
+        code_requirements: vec!["MCP-028".into()],
+    }))
+}
+
+/// An endpoint that answers the frame whose payload is `bad` with `answer(msg_id)`.
+fn answering(answer: impl Fn(&Bytes) -> Recv + Send + 'static) -> Script {
+    endpoint(5, move |e| vec![(2, answer(&e.msg_id))])
+}
+
+#[test]
+fn denied_passes_every_way_a_stack_may_refuse() {
+    let pass = |spec: &SessionSpec, script: Script| {
+        run(spec, script, &[send("bad", 1, vec![denied()])])
+            .0
+            .unwrap_or_else(|f| panic!("{f:?}"))
+    };
+    // The error frame of the manifest, with the policy code.
+    let s = pass(
+        &spec(""),
+        answering(|m| error_frame(m, "ERR_SECURITY_POLICY")),
+    );
+    assert_eq!(s.code.as_deref(), Some("ERR_SECURITY_POLICY"));
+    // A plain JSON-RPC error on the request's msg_id: refused in MCP's own terms.
+    let s = pass(
+        &spec(""),
+        answering(|m| {
+            frame(
+                1,
+                2,
+                m,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"forbidden"}}"#,
+            )
+        }),
+    );
+    assert_eq!(s.observed, "JSON-RPC error -32001");
+    // A close, from an endpoint that signals rejects by closing: refused, but the code
+    // cannot be seen (graded as any reject by close is).
+    let f = failure(
+        run(
+            &spec("{mode: close}"),
+            answering(|_| Recv::Eof),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
+    // An A2A Result with ok=false before any Event.
+    let result = swp_profiles::p1::pb::a2a::Result {
+        task_id: Bytes::from_static(b"t"),
+        ok: false,
+        output: Bytes::new(),
+        error_message: "not authorized".into(),
+    };
+    let payload = prost::Message::encode_to_vec(&result);
+    let s = pass(&spec(""), answering(move |_| a2a_frame(4, &payload)));
+    assert!(s.observed.contains("ok=false"), "{}", s.observed);
+}
+
+fn a2a_frame(msg_type: u64, payload: &[u8]) -> Recv {
+    let env = Envelope {
+        version: 1,
+        profile_id: 2,
+        msg_type,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from_static(b"agent-msg-0001"),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::copy_from_slice(payload),
+    };
+    Recv::Data(
+        e1::frame_bytes(&env)
+            .map(|b| b.to_vec())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn denied_fails_a_request_that_was_carried_out() {
+    let f = failure(
+        run(
+            &spec(""),
+            answering(|m| frame(1, 2, m, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(f.why.contains("carried out"), "{}", f.why);
+    let event = swp_profiles::p1::pb::a2a::Event {
+        task_id: Bytes::from_static(b"t"),
+        message: "working".into(),
+        event_payload: Bytes::from_static(b"10%"),
+    };
+    let payload = prost::Message::encode_to_vec(&event);
+    let f = failure(
+        run(
+            &spec(""),
+            answering(move |_| a2a_frame(3, &payload)),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert!(f.why.contains("task is running"), "{}", f.why);
+}
+
+#[test]
+fn denied_with_another_code_fails_only_the_code_requirement() {
+    let f = failure(
+        run(
+            &spec(""),
+            answering(|m| error_frame(m, "ERR_RATE_LIMIT_EXCEEDED")),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.code_only, Some(vec!["MCP-028".to_owned()]), "{f:?}");
+}

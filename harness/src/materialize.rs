@@ -154,6 +154,8 @@ pub struct ConcreteStep {
     pub note: Option<String>,
     /// Which connection sends (intermediary topology).
     pub upstream: bool,
+    /// The step runs on the second connection (the second client identity).
+    pub second: bool,
     /// Receiver clock.
     pub now_ms: u64,
     /// The action.
@@ -687,6 +689,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                 rep,
                 note: s.note.clone(),
                 upstream: s.side == Some(crate::catalog::vector::Side::Upstream),
+                second: s.second_connection,
                 now_ms,
                 action,
                 expect: expect.clone(),

@@ -301,6 +301,16 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                     .into(),
             ),
         }
+        if s.second_connection
+            && (v.methods != [Method::Session] || s.side.is_some() || v.topology.is_some())
+        {
+            sink.at(
+                path,
+                text,
+                "second_connection",
+                "`second_connection` is a second client of an endpoint: it needs `methods: [session]`, no `side` and no `topology`".into(),
+            );
+        }
         if s.mcp.is_none() && s.expect.as_slice().is_empty() {
             sink.at(
                 path,

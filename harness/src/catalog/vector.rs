@@ -242,6 +242,12 @@ pub struct Step {
     /// Which connection sends (intermediary topology; default `client`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
+    /// This step sends and reads on a second connection to the endpoint, opened with the
+    /// harness's second client identity (session, TLS, `tls.second_identity`) and open for
+    /// the whole vector beside the first: what one peer does must not change what the
+    /// other may do (tenant-scoped ids, authorization).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub second_connection: bool,
     /// Run this step this many times (each with a fresh default msg_id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Num>,

@@ -165,7 +165,8 @@ impl TestMethod for SessionMethod<'_> {
                 "needs an endpoint that requires client certificates (tls.client_auth)".into(),
             );
         }
-        if connect.client_cert == Some(ClientCert::Second)
+        if (connect.client_cert == Some(ClientCert::Second)
+            || v.steps.iter().any(|s| s.second_connection))
             && (!tls.is_some_and(|t| t.client_auth) || self.endpoint.second_identity().is_none())
         {
             return Err(NotApplicable::choice(
@@ -250,6 +251,24 @@ impl TestMethod for SessionMethod<'_> {
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
         conv.upstream = upstream;
+        if v.steps.iter().any(|s| s.second_connection) {
+            let second = crate::catalog::vector::ConnectSpec {
+                client_cert: Some(ClientCert::Second),
+                ..crate::catalog::vector::ConnectSpec::default()
+            };
+            match self.endpoint.open(&second) {
+                Ok((w, _)) => {
+                    conv.other = Some(conv::Peer::new(w, self.sut.manifest.limits.max_frame_bytes));
+                    conv.note("second connection open (second client identity)");
+                }
+                Err(e) => {
+                    return Ok(Outcome::stop(
+                        Verdict::HarnessError,
+                        format!("cannot open the second connection: {e}"),
+                    ))
+                }
+            }
+        }
         if let Some(n) = restart_note {
             conv.note(n);
         }

@@ -98,6 +98,7 @@ fn run(
     let mut last_code = None;
     let mut summary_exp = Vec::new();
     let mut summary_obs = Vec::new();
+    let mut on_second = false;
     for (i, s) in steps.iter().enumerate() {
         let label = label(steps.len(), s);
         let exp_desc = describe_expected(&s.expect);
@@ -114,6 +115,19 @@ fn run(
             }
             confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
             conv.clock.sleep_until(due);
+        }
+        if s.second != on_second {
+            // Accepts pending on the connection being left are confirmed on it first.
+            confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
+            if !conv.switch(if s.second { "second" } else { "first" }) {
+                return Err(StepFailure::new(
+                    Verdict::HarnessError,
+                    format!("{label}the step needs the second connection, which is not open"),
+                    &exp_desc,
+                    "",
+                ));
+            }
+            on_second = s.second;
         }
         let only_accepts = !s.expect.is_empty()
             && s.expect

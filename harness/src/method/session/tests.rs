@@ -215,6 +215,7 @@ fn send(payload: &str, n: u64, expect: Vec<Expectation>) -> ConcreteStep {
         rep: 0,
         note: None,
         upstream: false,
+        second: false,
         now_ms: 0,
         action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
         expect,
@@ -507,6 +508,7 @@ fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
         rep: 0,
         note: None,
         upstream: false,
+        second: false,
         now_ms: 0,
         action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
         expect,
@@ -876,4 +878,139 @@ fn denied_with_another_code_fails_only_the_code_requirement() {
         .0,
     );
     assert_eq!(f.code_only, Some(vec!["MCP-028".to_owned()]), "{f:?}");
+}
+
+/// An A2A agent whose task_ids live in `store`: a new id runs (one Event per unit of its
+/// numeric input, then Result ok with the input as output), a reused id with other content
+/// is refused as a conflicting duplicate. Two wires sharing one store are a stack with one id
+/// space for every peer; a store each is one scoped per peer.
+fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
+    use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult, Task};
+    Box::new(move |e| {
+        if e.profile_id != 2 || e.msg_type != 2 {
+            return Vec::new();
+        }
+        let Ok(t) = <Task as prost::Message>::decode(&e.payload[..]) else {
+            return Vec::new();
+        };
+        let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, input)) = s.iter().find(|(id, _)| *id == t.task_id) {
+            return if *input == t.input {
+                Vec::new()
+            } else {
+                vec![(1, error_frame(&e.msg_id, "ERR_INVALID_PROFILE_PAYLOAD"))]
+            };
+        }
+        s.push((t.task_id.clone(), t.input.clone()));
+        let n: u64 = std::str::from_utf8(&t.input)
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+        let mut out: Vec<(u64, Recv)> = (0..n)
+            .map(|_| {
+                let ev = Event {
+                    task_id: t.task_id.clone(),
+                    message: "step".into(),
+                    event_payload: Bytes::new(),
+                };
+                (1, a2a_frame(3, &prost::Message::encode_to_vec(&ev)))
+            })
+            .collect();
+        let r = A2aResult {
+            task_id: t.task_id.clone(),
+            ok: true,
+            output: t.input.clone(),
+            error_message: String::new(),
+        };
+        out.push((2, a2a_frame(4, &prost::Message::encode_to_vec(&r))));
+        out
+    })
+}
+
+fn a2a_task(n: u64, input: &str, second: bool, expect: Expectation) -> ConcreteStep {
+    let task = swp_profiles::p1::pb::a2a::Task {
+        task_id: Bytes::from_static(b"shared-id"),
+        kind: "events".into(),
+        input: Bytes::copy_from_slice(input.as_bytes()),
+    };
+    let env = Envelope {
+        version: 1,
+        profile_id: 2,
+        msg_type: 2,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from(format!("msg-id-{n:04}")),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::from(prost::Message::encode_to_vec(&task)),
+    };
+    ConcreteStep {
+        step: n as usize,
+        rep: 0,
+        note: None,
+        upstream: false,
+        second,
+        now_ms: 0,
+        action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
+        expect: vec![expect],
+    }
+}
+
+fn runs(events: u64, output: &str) -> Expectation {
+    Expectation::A2aTasks(vec![crate::catalog::vector::TaskOutcome {
+        task_id: "shared-id".into(),
+        events,
+        ok: true,
+        output: Some(output.into()),
+        error_contains: None,
+    }])
+}
+
+/// a2a_0115's steps against two agents: one store each, or one store for both peers.
+fn tenants(shared: bool) -> Result<steps::Summary, Box<StepFailure>> {
+    let first = Arc::new(Mutex::new(Vec::new()));
+    let second = if shared {
+        first.clone()
+    } else {
+        Arc::new(Mutex::new(Vec::new()))
+    };
+    let clock = VirtualClock::new();
+    let spec = spec("");
+    let mut conv = Conv::new(
+        Box::new(MemWire::new(&clock, a2a_agent(first))),
+        &spec,
+        &clock,
+        8 * 1024 * 1024,
+        false,
+    );
+    conv.other = Some(super::conv::Peer::new(
+        Box::new(MemWire::new(&clock, a2a_agent(second))),
+        8 * 1024 * 1024,
+    ));
+    let mut params = Params::new();
+    params.insert("NOW_MS", 0);
+    let mut requests = Default::default();
+    let mut inputs = Inputs {
+        params: &params,
+        requests: &mut requests,
+        identity: None,
+        identity_probe: None,
+        p1_form: Default::default(),
+        unknown_profile_closes: false,
+        profiles: super::profiles::Judge::new(&Default::default()),
+    };
+    let steps = [
+        a2a_task(0, "1", false, runs(1, "1")),
+        a2a_task(1, "2", true, runs(2, "2")),
+        a2a_task(2, "2", false, reject(ErrorCode::InvalidProfilePayload)),
+    ];
+    steps::run_steps(&mut conv, &steps, &mut inputs, 0)
+}
+
+#[test]
+fn task_ids_scoped_per_peer_pass_and_one_id_space_for_all_peers_fails() {
+    let s = tenants(false).unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.code.as_deref(), Some("ERR_INVALID_PROFILE_PAYLOAD"));
+    let f = failure(tenants(true));
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+    assert!(f.why.starts_with("step 2"), "{}", f.why);
 }

@@ -11,6 +11,7 @@ use crate::sut::{PkiSource, Reach, SessionSpec, Transport};
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Setting up the endpoint or a connection to it failed.
@@ -57,6 +58,10 @@ pub struct Endpoint {
     server: Option<Supervised>,
     addr: Option<String>,
     listener: Option<TcpListener>,
+    /// TLS client configurations built so far, per certificate choice and TLS 1.2-only:
+    /// each vector opens its own connection, and reading the PEM files and building the
+    /// root store again for each was needless work.
+    tls_configs: Vec<((ClientCert, bool), Arc<rustls::ClientConfig>)>,
 }
 
 impl Endpoint {
@@ -91,6 +96,7 @@ impl Endpoint {
             base,
             work: work.to_owned(),
             pki,
+            tls_configs: Vec::new(),
             server: None,
             listener,
         })
@@ -259,7 +265,16 @@ impl Endpoint {
                     return Ok((tcp(&addr)?, None));
                 }
                 let o = self.tls_options(c)?;
-                let mut w = TlsWire::connect(&addr, &o, timeout)?;
+                let key = (c.client_cert.unwrap_or(ClientCert::Valid), c.tls12_only);
+                let cfg = match self.tls_configs.iter().find(|(k, _)| *k == key) {
+                    Some((_, cfg)) => cfg.clone(),
+                    None => {
+                        let cfg = Arc::new(crate::connect::wire::client_config(&o)?);
+                        self.tls_configs.push((key, cfg.clone()));
+                        cfg
+                    }
+                };
+                let mut w = TlsWire::connect(&addr, &o, cfg, timeout)?;
                 // A refused handshake is an observation (the channel closed), not a setup
                 // error: let the steps see it as a closed connection.
                 let _ = w.handshake(Instant::now() + timeout);

@@ -87,6 +87,35 @@ pub fn run_steps(
     })
 }
 
+/// Records a judged reject: the code it showed, and the step it happened at (always for a
+/// `reject`; for a `denied` only when it came as a reject with a code). A failure carries
+/// the last code seen, for the report.
+fn graded(
+    r: Result<(String, Option<String>), Box<StepFailure>>,
+    always_marks: bool,
+    label: &str,
+    last_code: &mut Option<String>,
+    rejected_at: &mut Option<String>,
+) -> Result<String, Box<StepFailure>> {
+    match r {
+        Ok((o, code)) => {
+            if always_marks || code.is_some() {
+                *rejected_at = Some(label.trim_end_matches(": ").to_owned());
+            }
+            if code.is_some() {
+                *last_code = code;
+            }
+            Ok(o)
+        }
+        Err(mut f) => {
+            if f.code.is_none() {
+                f.code.clone_from(last_code);
+            }
+            Err(f)
+        }
+    }
+}
+
 fn run(
     conv: &mut Conv<'_>,
     steps: &[ConcreteStep],
@@ -194,38 +223,14 @@ fn run(
                     Ok("accepted".to_owned())
                 }
                 Expectation::Reject { terminates, .. } => {
-                    match judge::reject(conv, exp, *terminates, inputs, &c) {
-                        Ok((o, code)) => {
-                            if code.is_some() {
-                                last_code = code;
-                            }
-                            *rejected_at = Some(label.trim_end_matches(": ").to_owned());
-                            Ok(o)
-                        }
-                        Err(mut f) => {
-                            if f.code.is_none() {
-                                f.code.clone_from(&last_code);
-                            }
-                            Err(f)
-                        }
-                    }
+                    let r = judge::reject(conv, exp, *terminates, inputs, &c);
+                    graded(r, true, &label, &mut last_code, rejected_at)
                 }
+                // A refusal in the request's own profile (no code) leaves the stream as it
+                // was; a reject is one like any other.
                 Expectation::Denied(reject) => {
-                    match judge::denied(conv, reject, sent.msg_id.as_ref(), inputs, &c) {
-                        Ok((o, code)) => {
-                            if code.is_some() {
-                                last_code = code;
-                                *rejected_at = Some(label.trim_end_matches(": ").to_owned());
-                            }
-                            Ok(o)
-                        }
-                        Err(mut f) => {
-                            if f.code.is_none() {
-                                f.code.clone_from(&last_code);
-                            }
-                            Err(f)
-                        }
-                    }
+                    let r = judge::denied(conv, reject, sent.msg_id.as_ref(), inputs, &c);
+                    graded(r, false, &label, &mut last_code, rejected_at)
                 }
                 Expectation::Close => judge::close(conv, &label),
                 Expectation::Silence { ms } => judge::silence(conv, *ms, &c),

@@ -250,6 +250,15 @@ fn run(
     let t0 = clock.now();
     let wire = MemWire::new(&clock, script);
     let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, true);
+    let r = run_conv(&mut conv, steps);
+    (r, clock.now() - t0)
+}
+
+/// Runs `steps` on a prepared conversation.
+fn run_conv(
+    conv: &mut Conv<'_>,
+    steps: &[ConcreteStep],
+) -> Result<steps::Summary, Box<StepFailure>> {
     let mut params = Params::new();
     params.insert("NOW_MS", 0);
     let mut requests = Default::default();
@@ -262,8 +271,7 @@ fn run(
         unknown_profile_closes: false,
         profiles: super::profiles::Judge::new(&Default::default()),
     };
-    let r = steps::run_steps(&mut conv, steps, &mut inputs, 0);
-    (r, clock.now() - t0)
+    steps::run_steps(conv, steps, &mut inputs, 0)
 }
 
 fn failure(r: Result<steps::Summary, Box<StepFailure>>) -> StepFailure {
@@ -986,24 +994,12 @@ fn tenants(shared: bool) -> Result<steps::Summary, Box<StepFailure>> {
         Box::new(MemWire::new(&clock, a2a_agent(second))),
         8 * 1024 * 1024,
     ));
-    let mut params = Params::new();
-    params.insert("NOW_MS", 0);
-    let mut requests = Default::default();
-    let mut inputs = Inputs {
-        params: &params,
-        requests: &mut requests,
-        identity: None,
-        identity_probe: None,
-        p1_form: Default::default(),
-        unknown_profile_closes: false,
-        profiles: super::profiles::Judge::new(&Default::default()),
-    };
     let steps = [
         a2a_task(0, "1", false, runs(1, "1")),
         a2a_task(1, "2", true, runs(2, "2")),
         a2a_task(2, "2", false, reject(ErrorCode::InvalidProfilePayload)),
     ];
-    steps::run_steps(&mut conv, &steps, &mut inputs, 0)
+    run_conv(&mut conv, &steps)
 }
 
 #[test]

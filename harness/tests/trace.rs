@@ -9,7 +9,11 @@ use common::catalog;
 fn a_restatement_is_covered_by_the_vectors_of_what_it_restates() {
     let cat = catalog();
     let rows = swp_conform::trace::rows(&cat);
-    let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id}"));
+    let row = |id: &str| {
+        rows.iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
     let std = row("STD-002");
     assert_eq!(std.via, ["CORE-003"]);
     let core = row("CORE-003");

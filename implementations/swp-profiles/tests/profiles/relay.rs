@@ -236,3 +236,56 @@ fn bounded() {
     assert_eq!(d.step(200, "p", &publish(b"d")).unwrap(), Seen::Published);
     assert_eq!(d.len(), 2);
 }
+
+/// RELAY-001, P1-022: every class round-trips in both P1 forms, the wrapper is the bare
+/// message as field `msg_type`, and arbitrary octets never panic the decoder and are
+/// refused as unsupported exactly for unassigned msg_types.
+#[test]
+fn every_class_round_trips_in_both_forms() {
+    use swp_profiles::p1::pb::relay::{RelayErr, RelayStatus};
+    let all = [
+        publish(b"d-1"),
+        ack(b"d-1"),
+        nack(b"d-1", false, codes::RETRY_EXHAUSTED),
+        RelayMessage::Status(RelayStatus {
+            delivery_id: Bytes::from_static(b"d-1"),
+            state: "pending".into(),
+            attempt_count: 2,
+        }),
+        RelayMessage::Err(RelayErr {
+            code: codes::INVALID_MESSAGE.into(),
+            message: "m".into(),
+        }),
+    ];
+    for m in &all {
+        let bare = relay::encode(swp_profiles::P1Form::Message, m);
+        let wrapped = relay::encode(swp_profiles::P1Form::Wrapper, m);
+        assert_eq!(
+            wrapped,
+            swp_profiles::P1Form::Wrapper.frame(m.msg_type(), bare.clone())
+        );
+        for form in FORMS {
+            let octets = relay::encode(form, m);
+            assert_eq!(&relay::decode(form, m.msg_type(), &octets).unwrap(), m);
+        }
+    }
+    let mut x: u32 = 7;
+    for len in 0..64usize {
+        let octets: Vec<u8> = (0..len)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 16) as u8
+            })
+            .collect();
+        for form in FORMS {
+            for t in 0..8u64 {
+                if let Err(e) = relay::decode(form, t, &octets) {
+                    assert_eq!(
+                        e.code() == ErrorCode::UnsupportedMsgType,
+                        !(1..=5).contains(&t)
+                    );
+                }
+            }
+        }
+    }
+}

@@ -27,6 +27,7 @@ const RELAY_PARAMS: &str = r#"  RELAY_LOOP_TOPIC: swp.test.loop
   RELAY_DEAD_LETTER_REASONS: [retry_exhausted, ttl_expired, consumer_rejected, no_route]
   RELAY_EXHAUSTED_REASON: retry_exhausted
   RELAY_NACK_REASON: consumer_busy
+  RELAY_GATED_TOPIC: swp.test.gated
 "#;
 
 /// A manifest for `badswp MODE` over stdio, claiming profile 19.

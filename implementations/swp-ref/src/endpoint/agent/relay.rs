@@ -5,6 +5,7 @@
 //! | topic | what the reference does with a new delivery_id |
 //! |---|---|
 //! | `swp.test.loop` | delivers it back on this connection as `RELAY_PUBLISH` (fresh msg_id, the publisher's delivery_id, topic, payload and ttl_ms unchanged); unacknowledged, it retries 500 ms after each attempt, 3 attempts in all, and 500 ms after the last dead-letters it |
+//! | `swp.test.gated` | nothing: publishing on it is policy-gated for every peer, rejected with `ERR_SECURITY_POLICY` before any delivery is recorded |
 //! | other | dead-letters it at once, reason `no_route` |
 //!
 //! A dead letter is a `RELAY_NACK` to the publisher: the delivery_id, `retryable: false`
@@ -27,6 +28,8 @@ use swp_profiles::relay::{self, codes, Deliveries, RelayMessage, Seen};
 
 /// The topic whose consumer is the publishing connection.
 pub const LOOP_TOPIC: &str = "swp.test.loop";
+/// The topic no peer may publish on.
+pub const GATED_TOPIC: &str = "swp.test.gated";
 /// The wait after attempt k (1-based) before attempt k + 1.
 pub const RETRY_DELAYS_MS: [u64; 2] = [500, 500];
 /// The wait after the last attempt before the dead letter.
@@ -98,6 +101,12 @@ impl Agent {
             Err(e) => return reject(e.code(), e),
         };
         if let RelayMessage::Publish(p) = &m {
+            if p.topic == GATED_TOPIC {
+                return reject(
+                    ErrorCode::SecurityPolicy,
+                    format!("publishing on {GATED_TOPIC} is not allowed"),
+                );
+            }
             if p.topic == LOOP_TOPIC && self.flights.len() >= MAX_IN_FLIGHT {
                 return reject(
                     ErrorCode::RateLimitExceeded,
@@ -276,6 +285,8 @@ mod tests {
             code(a.handle(6, b"", "", 40)),
             ErrorCode::UnsupportedMsgType
         );
+        let gated = enc(&publish(b"d-3", GATED_TOPIC));
+        assert_eq!(code(a.handle(1, &gated, "", 50)), ErrorCode::SecurityPolicy);
     }
 
     #[test]

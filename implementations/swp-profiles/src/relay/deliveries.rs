@@ -17,7 +17,7 @@
 use super::message::RelayMessage;
 use crate::payload::{hex, shown};
 use bytes::Bytes;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
 
 /// Default dedupe retention window: 24 hours, the doc's recommendation (§4).
@@ -211,6 +211,9 @@ pub struct Deliveries {
     /// By delivery_id, one entry per publisher scope (a relay keeps the publisher's id).
     by_id: HashMap<Bytes, Vec<Entry>>,
     count: usize,
+    /// Admissions, oldest first: (delivery_id, scope, first_ms); records of entries since
+    /// replaced or forgotten are skipped and dropped lazily.
+    order: VecDeque<(Bytes, String, u64)>,
 }
 
 impl Deliveries {
@@ -220,6 +223,7 @@ impl Deliveries {
             config,
             by_id: HashMap::new(),
             count: 0,
+            order: VecDeque::new(),
         }
     }
 
@@ -238,27 +242,45 @@ impl Deliveries {
         self.count == 0
     }
 
-    /// Forgets one entry past the window or settled, the oldest first; false if none.
+    /// Forgets one entry past the window or settled, the oldest first; false if none. The
+    /// admission queue is walked from its oldest end, dropping stale records (entries
+    /// replaced or already forgotten) on the way, so a steady state of settled deliveries
+    /// costs O(1) per admission.
     fn evict_one(&mut self, now_ms: u64) -> bool {
         let window = self.config.dedupe_window_ms;
-        let mut best: Option<(Bytes, usize, u64)> = None;
-        for (id, v) in &self.by_id {
-            for (i, e) in v.iter().enumerate() {
-                let gone = now_ms.saturating_sub(e.first_ms) >= window || e.state != State::Pending;
-                if gone && best.as_ref().is_none_or(|b| e.first_ms < b.2) {
-                    best = Some((id.clone(), i, e.first_ms));
+        let mut i = 0;
+        while i < self.order.len() {
+            let (id, scope, first) = &self.order[i];
+            let found = self.by_id.get(id).and_then(|v| {
+                v.iter()
+                    .position(|e| e.scope == *scope && e.first_ms == *first)
+                    .map(|k| {
+                        (
+                            k,
+                            v[k].state != State::Pending
+                                || now_ms.saturating_sub(v[k].first_ms) >= window,
+                        )
+                    })
+            });
+            match found {
+                None => {
+                    self.order.remove(i);
+                }
+                Some((_, false)) => i += 1,
+                Some((k, true)) => {
+                    let (id, ..) = self.order.remove(i).unwrap_or_default();
+                    if let Some(v) = self.by_id.get_mut(&id) {
+                        v.remove(k);
+                        if v.is_empty() {
+                            self.by_id.remove(&id);
+                        }
+                    }
+                    self.count -= 1;
+                    return true;
                 }
             }
         }
-        let Some((id, i, _)) = best else { return false };
-        if let Some(v) = self.by_id.get_mut(&id) {
-            v.remove(i);
-            if v.is_empty() {
-                self.by_id.remove(&id);
-            }
-            self.count -= 1;
-        }
-        true
+        false
     }
 
     /// The entry of `id` published by a scope other than `scope`.
@@ -399,6 +421,16 @@ impl Deliveries {
             nacked: false,
         });
         self.count += 1;
+        self.order
+            .push_back((did.clone(), scope.to_owned(), now_ms));
+        if self.order.len() > 2 * self.config.max_deliveries.max(8) {
+            let by_id = &self.by_id;
+            self.order.retain(|(id, scope, first)| {
+                by_id
+                    .get(id)
+                    .is_some_and(|v| v.iter().any(|e| e.scope == *scope && e.first_ms == *first))
+            });
+        }
         Ok(Seen::Published)
     }
 }

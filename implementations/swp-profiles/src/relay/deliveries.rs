@@ -322,7 +322,7 @@ impl Deliveries {
                         return Err(DeliveryError::MissingReason(id));
                     }
                     let set = &self.config.reasons;
-                    if !set.is_empty() && !set.iter().any(|r| *r == n.reason_code) {
+                    if !set.is_empty() && !set.contains(&n.reason_code) {
                         return Err(DeliveryError::UnknownReason {
                             id,
                             reason: shown(&n.reason_code),

@@ -384,4 +384,61 @@ mod tests {
         // An unjudged profile is not judged.
         assert!(j.received(3, 1, 2, b"{}").is_none());
     }
+
+    #[test]
+    fn a_relays_retries_are_judged_against_its_declared_schedule() {
+        use swp_profiles::p1::pb::relay::{RelayAck, RelayPublish};
+        use swp_profiles::relay::{encode, RelayMessage};
+        let form = swp_profiles::P1Form::Message;
+        let mut p = Params::new();
+        p.insert("RELAY_RETRY_BACKOFF_MS".into(), json!(500));
+        p.insert("RELAY_MAX_ATTEMPTS".into(), json!(2));
+        let mut j = Judge::new(&config_of(&p, P1Form::Message));
+        let publish = |id: &'static [u8]| {
+            encode(
+                form,
+                &RelayMessage::Publish(RelayPublish {
+                    delivery_id: Bytes::from_static(id),
+                    topic: "loop".into(),
+                    ..RelayPublish::default()
+                }),
+            )
+        };
+        let env = crate::frames::Envelope {
+            version: 1,
+            profile_id: 19,
+            msg_type: 1,
+            msg_id: Bytes::from_static(b"0123456789abcdef"),
+            payload: Bytes::from(publish(b"d")),
+            ..Default::default()
+        };
+        // The harness's publish is its own; the relay's delivery of the same id is not a
+        // duplicate of it.
+        j.sent(0, &crate::frames::e1::frame_bytes(&env).unwrap());
+        assert!(j.received(10, 19, 1, &publish(b"d")).is_none());
+        assert!(
+            j.received(200, 19, 1, &publish(b"d")).is_some(),
+            "a retry 190 ms after the attempt, the backoff being 500 +/- 250"
+        );
+        assert!(j.received(520, 19, 1, &publish(b"d")).is_none());
+        assert!(
+            j.received(1_020, 19, 1, &publish(b"d")).is_some(),
+            "a third attempt of two"
+        );
+        // After the harness's ACK, no retry at all.
+        assert!(j.received(0, 19, 1, &publish(b"e")).is_none());
+        let ack = encode(
+            form,
+            &RelayMessage::Ack(RelayAck {
+                delivery_id: Bytes::from_static(b"e"),
+            }),
+        );
+        let env = crate::frames::Envelope {
+            msg_type: 2,
+            payload: Bytes::from(ack),
+            ..env
+        };
+        j.sent(100, &crate::frames::e1::frame_bytes(&env).unwrap());
+        assert!(j.received(500, 19, 1, &publish(b"e")).is_some());
+    }
 }

@@ -22,6 +22,9 @@
 //! | `cred-ignore-revoke` | CRED_REVOKE is dropped on the way in, so a revoked chain stays usable | CRED-010 |
 //! | `policyhint-every-mode-must` | every constraint's mode becomes MUST on the way in, so advice binds | POLICYHINT-007 |
 //! | `policyhint-first-wins` | the constraints of every set are reversed on the way in, so the earlier of two disagreeing ones wins against the declared rule | POLICYHINT-006, POLICYHINT-007 |
+//! | `relay-ignore-dedupe` | a RELAY_PUBLISH repeating a delivery_id reaches the relay under a fresh one, so duplicates are delivered | RELAY-005, CORE-020 |
+//! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
+//! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
 //!
 //! `none` relays unchanged. Usage: `badswp MODE SWP_REF`. Payloads are the bare P1 message
 //! (the manifest declares `p1_payload: message`).
@@ -34,7 +37,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{artifact, events, obs, policyhint, rpc, state};
+use swp_profiles::p1::pb::{artifact, events, obs, policyhint, relay, rpc, state};
 
 #[derive(Default)]
 struct Shared {
@@ -47,6 +50,8 @@ struct Shared {
     held: Option<Envelope>,
     /// Chunks relayed per transfer (reset by each offer).
     chunks_seen: u64,
+    /// delivery_ids published so far, and how often.
+    published: HashMap<Vec<u8>, u32>,
 }
 
 fn frames(dec: &mut FrameDecoder, limits: &Limits) -> Vec<Envelope> {
@@ -148,6 +153,15 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
             }
             _ => vec![env],
         },
+        ("relay-dead-letter-unknown-reason", 19, 3) => {
+            match relay::RelayNack::decode(&env.payload[..]) {
+                Ok(mut n) if !n.retryable => {
+                    n.reason_code = "gremlins".into();
+                    vec![with_payload(&env, n.encode_to_vec())]
+                }
+                _ => vec![env],
+            }
+        }
         _ => vec![env],
     }
 }
@@ -228,6 +242,25 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
                 }
                 Err(_) => Some(env),
             }
+        }
+        ("relay-ignore-dedupe", 19, 1) => match relay::RelayPublish::decode(&env.payload[..]) {
+            Ok(mut p) if !p.delivery_id.is_empty() => {
+                let n = s.published.entry(p.delivery_id.to_vec()).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    return Some(env);
+                }
+                let mut id = p.delivery_id.to_vec();
+                id.extend_from_slice(format!("#{n}").as_bytes());
+                p.delivery_id = Bytes::from(id);
+                Some(with_payload(&env, p.encode_to_vec()))
+            }
+            _ => Some(env),
+        },
+        ("relay-accept-missing-id", 19, 1) => {
+            let missing = relay::RelayPublish::decode(&env.payload[..])
+                .is_ok_and(|p| p.delivery_id.is_empty());
+            (!missing).then_some(env)
         }
         _ => Some(env),
     }

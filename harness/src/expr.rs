@@ -58,6 +58,11 @@ pub const PARAM_NAMES: &[&str] = &[
     "CRED_MAX_TTL_MS",
     "POLICYHINT_UNKNOWN_KEY_POLICY",
     "POLICYHINT_CONFLICT_POLICY",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 /// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
@@ -76,6 +81,11 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "CRED_MAX_TTL_MS",
     "POLICYHINT_UNKNOWN_KEY_POLICY",
     "POLICYHINT_CONFLICT_POLICY",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 struct Parser<'a> {

@@ -1,5 +1,5 @@
 //! One channel of any of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
-//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (CRED 15, POLICYHINT 16) behind one call: decode a payload in the configured P1
+//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (CRED 15, POLICYHINT 16, RELAY 19) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
@@ -10,12 +10,13 @@ use crate::events::{self, EventsMessage};
 use crate::obs::{self, ObsMessage};
 use crate::payload::{P1Form, PayloadError};
 use crate::policyhint::{self, PolicyMessage};
+use crate::relay::{self, RelayMessage};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 7] = [
+pub const PROFILES: [u64; 8] = [
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
@@ -23,6 +24,7 @@ pub const PROFILES: [u64; 7] = [
     obs::PROFILE_ID,
     cred::PROFILE_ID,
     policyhint::PROFILE_ID,
+    relay::PROFILE_ID,
 ];
 
 /// The form and every profile's parameters.
@@ -44,6 +46,8 @@ pub struct Config {
     pub cred: cred::Config,
     /// SWP-POLICYHINT.
     pub policyhint: policyhint::Config,
+    /// SWP-RELAY.
+    pub relay: relay::Config,
 }
 
 /// A decoded message of one of the profiles.
@@ -63,6 +67,8 @@ pub enum Message {
     Cred(CredMessage),
     /// SWP-POLICYHINT.
     Policyhint(PolicyMessage),
+    /// SWP-RELAY.
+    Relay(RelayMessage),
 }
 
 impl Message {
@@ -76,6 +82,7 @@ impl Message {
             Message::State(_) => state::PROFILE_ID,
             Message::Cred(_) => cred::PROFILE_ID,
             Message::Policyhint(_) => policyhint::PROFILE_ID,
+            Message::Relay(_) => relay::PROFILE_ID,
         }
     }
 
@@ -89,6 +96,7 @@ impl Message {
             Message::State(m) => m.msg_type(),
             Message::Cred(m) => m.msg_type(),
             Message::Policyhint(m) => m.msg_type(),
+            Message::Relay(m) => m.msg_type(),
         }
     }
 
@@ -102,6 +110,7 @@ impl Message {
             Message::State(m) => state::encode(form, m),
             Message::Cred(m) => cred::encode(form, m),
             Message::Policyhint(m) => policyhint::encode(form, m),
+            Message::Relay(m) => relay::encode(form, m),
         }
     }
 }
@@ -124,6 +133,7 @@ pub fn decode(
         policyhint::PROFILE_ID => {
             policyhint::decode(form, msg_type, payload).map(Message::Policyhint)
         }
+        relay::PROFILE_ID => relay::decode(form, msg_type, payload).map(Message::Relay),
         _ => return None,
     })
 }
@@ -145,6 +155,8 @@ pub enum Seen {
     Cred(cred::Seen),
     /// SWP-POLICYHINT.
     Policyhint(policyhint::Seen),
+    /// SWP-RELAY.
+    Relay(relay::Seen),
 }
 
 /// A refusal, with one canonical code.
@@ -174,6 +186,9 @@ pub enum ChannelError {
     /// The SWP-POLICYHINT constraints.
     #[error(transparent)]
     Policyhint(#[from] policyhint::PolicyError),
+    /// The SWP-RELAY deliveries.
+    #[error(transparent)]
+    Relay(#[from] relay::DeliveryError),
 }
 
 impl ChannelError {
@@ -188,6 +203,7 @@ impl ChannelError {
             ChannelError::State(e) => e.code(),
             ChannelError::Cred(e) => e.code(),
             ChannelError::Policyhint(e) => e.code(),
+            ChannelError::Relay(e) => e.code(),
         }
     }
 }
@@ -201,6 +217,7 @@ enum Machine {
     State(state::Store),
     Cred(cred::Chains),
     Policyhint(policyhint::Policy),
+    Relay(relay::Deliveries),
 }
 
 /// One channel of one profile.
@@ -226,6 +243,7 @@ impl Channel {
             policyhint::PROFILE_ID => {
                 Machine::Policyhint(policyhint::Policy::new(config.policyhint.clone()))
             }
+            relay::PROFILE_ID => Machine::Relay(relay::Deliveries::new(config.relay.clone())),
             _ => return None,
         };
         Some(Channel {
@@ -290,6 +308,11 @@ impl Channel {
                 let m = policyhint::decode(form, msg_type, payload)?;
                 let s = l.step(&m)?;
                 (Message::Policyhint(m), Seen::Policyhint(s))
+            }
+            Machine::Relay(l) => {
+                let m = relay::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Relay(m), Seen::Relay(s))
             }
         })
     }

@@ -20,6 +20,7 @@ pub mod obs;
 pub mod p1;
 pub mod payload;
 pub mod policyhint;
+pub mod relay;
 pub mod rpc;
 pub mod state;
 

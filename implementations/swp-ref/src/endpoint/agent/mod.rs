@@ -19,6 +19,7 @@ pub mod cred;
 pub mod events;
 pub mod obs;
 pub mod policyhint;
+pub mod relay;
 pub mod rpc;
 pub mod state;
 
@@ -27,7 +28,7 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 7] = [
+pub const PROFILES: [u64; 8] = [
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
@@ -35,6 +36,7 @@ pub const PROFILES: [u64; 7] = [
     swp_profiles::obs::PROFILE_ID,
     swp_profiles::cred::PROFILE_ID,
     swp_profiles::policyhint::PROFILE_ID,
+    swp_profiles::relay::PROFILE_ID,
 ];
 
 /// Whether the agent serves `profile_id`.
@@ -115,6 +117,7 @@ pub struct Agent {
     state: state::Agent,
     cred: cred::Agent,
     policyhint: policyhint::Agent,
+    relay: relay::Agent,
 }
 
 impl Agent {
@@ -135,6 +138,7 @@ impl Agent {
                 },
                 form,
             ),
+            relay: relay::Agent::new(form),
         }
     }
 
@@ -167,13 +171,17 @@ impl Agent {
             swp_profiles::policyhint::PROFILE_ID => {
                 self.policyhint.handle(msg_type, msg_id, payload)
             }
+            swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
             _ => Action::Nothing,
         }
     }
 
     /// When [`Agent::on_timer`] should next run, if anything waits.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.rpc.next_deadline()
+        match (self.rpc.next_deadline(), self.relay.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether anything waits for a deadline.
@@ -183,7 +191,9 @@ impl Agent {
 
     /// Time passed: what became due.
     pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
-        self.rpc.on_timer(now_ms)
+        let mut outs = self.rpc.on_timer(now_ms);
+        outs.extend(self.relay.on_timer(now_ms));
+        outs
     }
 }
 

@@ -16,7 +16,7 @@
 # machine is shared.
 #
 # In place (--in-place): cargo-mutants edits the source in this checkout, one mutant at a
-# time, and restores it after each, so every mutant is an incremental build in this
+# time (one job: --in-place implies it), and restores it after each, so every mutant is an incremental build in this
 # checkout's target/ and no scratch copy of the tree (with a second full build) is made. Do
 # not edit the three crates during a run; the script refuses to start when they have
 # uncommitted changes, and after a run killed outright `git checkout -- implementations/`
@@ -64,13 +64,23 @@ out=target/mutants/$tag
 rm -rf "$out"
 mkdir -p "$out"
 
+# The unmutated baseline, run here rather than by cargo-mutants: cargo-mutants 27.1 builds its
+# baseline for the mutated package, ignoring --test-package, so with the oracle's feature it
+# fails ("does not contain this feature"). The same command, unmutated, must pass first.
+oracle=(cargo test -q -p swp-ref --features swp-ref/catalog-oracle --test catalog_oracle)
+echo "mutants.sh: baseline: ${oracle[*]}"
+if ! nice -n 10 "${oracle[@]}" >"$out/baseline.log" 2>&1; then
+  echo "mutants.sh: the catalog fails on the unmutated tree; see $out/baseline.log" >&2
+  exit 1
+fi
+
 echo "mutants.sh: $crate at $(git rev-parse --short HEAD), $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/run-info.txt"
 set +e
 nice -n 10 "$mutants" mutants \
   --package "$crate" \
   --in-place \
+  --baseline skip \
   --test-package swp-ref \
-  --jobs 1 \
   --timeout "${MUTANTS_TIMEOUT:-150}" \
   --build-timeout "${MUTANTS_BUILD_TIMEOUT:-600}" \
   --output "$out" \

@@ -48,14 +48,19 @@ fn catalog_passes_against_this_build() {
         let out = out_root.join(m.trim_end_matches(".yaml"));
         // --strict: a SHOULD-level failure or an unobservable reject code also fails the
         // run, so a mutant that only changes a recommended code counts as caught, as it
-        // does in the catalog test, where every trial must pass.
-        let status = Command::new(&conform)
-            .current_dir(workspace())
+        // does in the catalog test, where every trial must pass. Except for the lenient
+        // manifest, whose unknown-profile close makes core_0009's code unobservable by
+        // design (the catalog test's CODE_NOT_OBSERVABLE): there only MUST failures count.
+        let mut cmd = Command::new(&conform);
+        cmd.current_dir(workspace())
             .env("SWP_REF", swp_ref)
             .arg("run")
             .arg("--sut")
-            .arg(&manifest)
-            .arg("--strict")
+            .arg(&manifest);
+        if m != "reference-lenient.yaml" {
+            cmd.arg("--strict");
+        }
+        let status = cmd
             .arg("--out")
             .arg(&out)
             .status()

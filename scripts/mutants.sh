@@ -8,15 +8,17 @@
 # CRATE is swp-core, swp-profiles or mcp-translate. For each mutant, cargo-mutants rebuilds
 # swp-ref and runs its `catalog_oracle` test, which runs a
 # prebuilt swp-conform (built here once, without the reference linked in, so the judge is
-# never mutated) over implementations/manifests/reference-testee.yaml and reference-tls.yaml.
+# never mutated) over the reference's testee, TLS, lenient and MCP-proxy manifests
+# (tests/catalog_oracle.rs; SWP_ORACLE_MANIFESTS overrides).
 # The crates' own unit tests are deliberately not run: the figure is what the vectors catch.
 #
 # Outcomes go to target/mutants/<crate>[-shard-K-of-N]/mutants.out (caught.txt,
 # missed.txt, unviable.txt, timeout.txt, outcomes.json). Runs with one job at nice 10: the
 # machine is shared.
 #
-# In place (--in-place): cargo-mutants edits the source in this checkout, one mutant at a
-# time (one job: --in-place implies it), and restores it after each, so every mutant is an incremental build in this
+# In place (--in-place, which implies one job): cargo-mutants edits the source in this
+# checkout, one mutant at a time, and restores it after each, so every mutant is an
+# incremental build in this
 # checkout's target/ and no scratch copy of the tree (with a second full build) is made. Do
 # not edit the three crates during a run; the script refuses to start when they have
 # uncommitted changes, and after a run killed outright `git checkout -- implementations/`
@@ -81,7 +83,7 @@ nice -n 10 "$mutants" mutants \
   --in-place \
   --baseline skip \
   --test-package swp-ref \
-  --timeout "${MUTANTS_TIMEOUT:-150}" \
+  --timeout "${MUTANTS_TIMEOUT:-240}" \
   --build-timeout "${MUTANTS_BUILD_TIMEOUT:-600}" \
   --output "$out" \
   "$@" \

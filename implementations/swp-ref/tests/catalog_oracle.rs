@@ -15,10 +15,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The codec and translate methods through the testee (every SWP, profile and MCP
-/// translation vector the reference runs in process), and the session method over mTLS
-/// (the endpoint's framing, error frames, S1 and the profile receivers on the wire). The
-/// testee comes first: it is the cheaper run (14 s against 24 s, debug, loaded machine).
-const DEFAULT_MANIFESTS: &str = "reference-testee.yaml reference-tls.yaml";
+/// translation vector the reference runs in process); the session method over mTLS (the
+/// endpoint's framing, error frames, S1 and the profile receivers on the wire); the lenient
+/// endpoint (the P1 wrapper form and the other policies); the MCP version-translating proxy
+/// (mcp-translate's request correlation). Cheapest first (14 s, 24 s, 15 s, 10 s, debug,
+/// loaded machine); each of the last three caught mutants the ones before it missed.
+const DEFAULT_MANIFESTS: &str =
+    "reference-testee.yaml reference-tls.yaml reference-lenient.yaml mcp-proxy-reference.yaml";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -54,6 +54,11 @@ pub const PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 /// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
@@ -68,6 +73,11 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 struct Parser<'a> {

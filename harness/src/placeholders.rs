@@ -15,7 +15,8 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
 /// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
 /// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
-/// SWP-STATE's optional STATE_DELTA, §2;
+/// SWP-STATE's optional STATE_DELTA, §2; SWP-RELAY's optional RELAY_NACK, §2, as the dead
+/// letter's signal to a publisher and as a consumer's answer, and its policy gate;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
     "STREAM_METHOD",
@@ -32,6 +33,9 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
+    "RELAY_EXHAUSTED_REASON",
+    "RELAY_NACK_REASON",
+    "RELAY_GATED_TOPIC",
 ];
 
 /// The manifest's values.

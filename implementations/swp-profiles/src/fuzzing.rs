@@ -50,6 +50,13 @@ pub fn config(form: P1Form) -> Config {
     c.state.max_states = 6;
     c.state.max_bytes = 64;
     c.state.max_pending = 2;
+    c.relay.max_deliveries = 4;
+    c.relay.dedupe_window_ms = 20_000;
+    c.relay.reasons = crate::relay::DEAD_LETTER_REASONS.map(String::from).to_vec();
+    c.relay.retry = Some(crate::relay::RetryPolicy {
+        delays_ms: vec![250, 500],
+        tolerance_ms: 250,
+    });
     c
 }
 
@@ -255,6 +262,32 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                 _ => M::Err(ArtErr::default()),
             })
         }
+        crate::relay::PROFILE_ID => {
+            use crate::relay::RelayMessage as M;
+            use pb::relay::*;
+            let delivery_id = Bytes::from(vec![b'd', pick(0, 3)]);
+            Message::Relay(match msg_type {
+                1 => M::Publish(RelayPublish {
+                    delivery_id,
+                    topic: ["t", "u"][usize::from(pick(1, 2))].into(),
+                    payload: Bytes::from(vec![pick(2, 3)]),
+                    ttl_ms: u64::from(pick(3, 3)) * 1_000,
+                }),
+                2 => M::Ack(RelayAck { delivery_id }),
+                3 => M::Nack(RelayNack {
+                    delivery_id,
+                    retryable: pick(1, 2) == 0,
+                    reason_code: ["", "retry_exhausted", "gremlins"][usize::from(pick(2, 3))]
+                        .into(),
+                }),
+                4 => M::Status(RelayStatus {
+                    delivery_id,
+                    state: "pending".into(),
+                    attempt_count: u32::from(pick(1, 4)),
+                }),
+                _ => M::Err(RelayErr::default()),
+            })
+        }
         _ => {
             use crate::state::StateMessage as M;
             use pb::state::*;
@@ -291,7 +324,7 @@ pub fn run(data: &[u8]) {
     let Some((&head, mut rest)) = data.split_first() else {
         return;
     };
-    let profile = PROFILES[usize::from(head % 5)];
+    let profile = PROFILES[usize::from(head & 0x7f) % PROFILES.len()];
     let form = if head & 0x80 == 0 {
         P1Form::Message
     } else {

@@ -16,6 +16,7 @@
 pub mod artifact;
 pub mod events;
 pub mod obs;
+pub mod relay;
 pub mod rpc;
 pub mod state;
 
@@ -24,12 +25,13 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 5] = [
+pub const PROFILES: [u64; 6] = [
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
     swp_profiles::state::PROFILE_ID,
     swp_profiles::obs::PROFILE_ID,
+    swp_profiles::relay::PROFILE_ID,
 ];
 
 /// Whether the agent serves `profile_id`.
@@ -102,6 +104,7 @@ pub struct Agent {
     obs: obs::Agent,
     artifact: artifact::Agent,
     state: state::Agent,
+    relay: relay::Agent,
 }
 
 impl Agent {
@@ -113,6 +116,7 @@ impl Agent {
             obs: obs::Agent::new(form),
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
+            relay: relay::Agent::new(form),
         }
     }
 
@@ -139,13 +143,17 @@ impl Agent {
                 self.artifact.handle(msg_type, msg_id, payload, scope)
             }
             swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
+            swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
             _ => Action::Nothing,
         }
     }
 
     /// When [`Agent::on_timer`] should next run, if anything waits.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.rpc.next_deadline()
+        match (self.rpc.next_deadline(), self.relay.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether anything waits for a deadline.
@@ -155,7 +163,9 @@ impl Agent {
 
     /// Time passed: what became due.
     pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
-        self.rpc.on_timer(now_ms)
+        let mut outs = self.rpc.on_timer(now_ms);
+        outs.extend(self.relay.on_timer(now_ms));
+        outs
     }
 }
 

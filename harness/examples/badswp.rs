@@ -26,6 +26,10 @@
 //! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
 //! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
 //!
+//! One mode is not broken: `relay-ack-publisher` sends the publisher a RELAY_ACK for each
+//! delivery_id before its first delivery, the other reading of swp-relay §5 (SI-P19-2),
+//! which every relay vector must pass unless the manifest declares `RELAY_PUBLISHER_ACK: 0`.
+//!
 //! `none` relays unchanged. Usage: `badswp MODE SWP_REF`. Payloads are the bare P1 message
 //! (the manifest declares `p1_payload: message`).
 
@@ -52,6 +56,8 @@ struct Shared {
     chunks_seen: u64,
     /// delivery_ids published so far, and how often.
     published: HashMap<Vec<u8>, u32>,
+    /// delivery_ids the relay's publisher was sent a RELAY_ACK for (`relay-ack-publisher`).
+    publisher_acked: HashSet<Vec<u8>>,
 }
 
 fn frames(dec: &mut FrameDecoder, limits: &Limits) -> Vec<Envelope> {
@@ -150,6 +156,22 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
                 b[0] ^= 0x01;
                 p.blob = Bytes::from(b);
                 vec![with_payload(&env, p.encode_to_vec())]
+            }
+            _ => vec![env],
+        },
+        ("relay-ack-publisher", 19, 1) => match relay::RelayPublish::decode(&env.payload[..]) {
+            Ok(p) if s.publisher_acked.insert(p.delivery_id.to_vec()) => {
+                let ack = relay::RelayAck {
+                    delivery_id: p.delivery_id.clone(),
+                };
+                let mut msg_id = b"badswp-ack-".to_vec();
+                msg_id.extend_from_slice(&p.delivery_id);
+                let ack = Envelope {
+                    msg_id: Bytes::from(msg_id),
+                    msg_type: 2,
+                    ..with_payload(&env, ack.encode_to_vec())
+                };
+                vec![ack, env]
             }
             _ => vec![env],
         },

@@ -31,7 +31,7 @@ const RELAY_PARAMS: &str = r#"  RELAY_LOOP_TOPIC: swp.test.loop
 "#;
 
 /// A manifest for `badswp MODE` over stdio, claiming profile 19.
-fn manifest(mode: &str, dir: &Path) -> PathBuf {
+fn manifest(mode: &str, dir: &Path, extra: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"name: badswp-{mode}
@@ -41,7 +41,7 @@ start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
 methods: [session]
 claims: {{profiles: [1, 19]}}
 params:
-{RELAY_PARAMS}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+{RELAY_PARAMS}{extra}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
 policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
 session:
   transport: stdio
@@ -63,9 +63,15 @@ session:
 /// The short ids (`relay_0002`) of the relay vectors that do not pass against `mode`;
 /// every session vector must have run.
 fn failing(mode: &str) -> BTreeSet<String> {
+    failing_with(mode, "")
+}
+
+/// As [`failing`], with `extra` params lines added to the manifest.
+fn failing_with(mode: &str, extra: &str) -> BTreeSet<String> {
     let cat = catalog();
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{mode}"));
-    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let tag = if extra.is_empty() { "" } else { "-declared" };
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{mode}{tag}"));
+    let sut = Sut::load(&manifest(mode, &work, extra)).unwrap_or_else(|e| panic!("{e}"));
     let plan: Vec<_> = cat
         .vectors
         .iter()
@@ -205,6 +211,27 @@ fn undeclared_timings_are_untested_and_undeclared_nacks_are_a_choice() {
     ] {
         assert_eq!(cause(&full, id), None, "{id}");
     }
+}
+
+/// Whether a relay acknowledges its publisher is not stated (SI-P19-2): a relay that does
+/// passes every relay vector unless its manifest says it never does, and one that declares
+/// it always does and never does is caught.
+#[test]
+fn acknowledging_the_publisher_is_a_choice_held_to_its_declaration() {
+    assert_eq!(failing("relay-ack-publisher"), set(&[]));
+    let never = "  RELAY_PUBLISHER_ACK: 0\n";
+    let always = "  RELAY_PUBLISHER_ACK: 1\n";
+    let delivering = set(&[
+        "relay_0001",
+        "relay_0002",
+        "relay_0003",
+        "relay_0004",
+        "relay_0005",
+    ]);
+    assert_eq!(failing_with("relay-ack-publisher", never), delivering);
+    assert_eq!(failing_with("relay-ack-publisher", always), set(&[]));
+    assert_eq!(failing_with("none", always), delivering);
+    assert_eq!(failing_with("none", never), set(&[]));
 }
 
 /// The codec vectors of the relay namespace in the wrapper P1 form.

@@ -91,6 +91,9 @@ pub struct Conv<'a> {
     pub forwarded: Option<(bytes::Bytes, bytes::Bytes)>,
     /// The error frame the last reject of this step arrived as, for `error_json`.
     pub last_error_frame: Option<Box<Envelope>>,
+    /// The relay's acknowledgements of the harness's publishes, set aside from what the
+    /// steps read (relay vectors only).
+    pub publisher_acks: Option<super::relayack::PublisherAcks>,
     /// The connection not in use: the second connection while the first is in use, and
     /// the first while a `second_connection` step runs.
     pub other: Option<Peer>,
@@ -155,6 +158,7 @@ impl<'a> Conv<'a> {
             forwarded: None,
             last_error_frame: None,
             other: None,
+            publisher_acks: None,
             frames: FrameDecoder::new(reply_limits),
             reply_limits,
             read_total: 0,
@@ -216,6 +220,9 @@ impl<'a> Conv<'a> {
     /// Sends octets to the endpoint, logging them.
     pub fn send(&mut self, b: &[u8]) -> std::io::Result<()> {
         self.log(Dir::Sent, transcript_hex(b));
+        if let Some(l) = self.publisher_acks.as_mut() {
+            l.sent(b, &self.reply_limits);
+        }
         self.wire.send(b)
     }
 
@@ -287,7 +294,16 @@ impl<'a> Conv<'a> {
                 return Some(Obs::Closed(c.clone()));
             }
             match self.frames.next_body() {
-                Ok(Some(body)) => return Some(self.decoded(body)),
+                Ok(Some(body)) => {
+                    let o = self.decoded(body);
+                    if let (Obs::Reply(env), Some(l)) = (&o, self.publisher_acks.as_mut()) {
+                        if l.observe(env) {
+                            self.note("a publisher RELAY_ACK, set aside (SI-P19-2)");
+                            continue;
+                        }
+                    }
+                    return Some(o);
+                }
                 Ok(None) => {}
                 Err(e) => {
                     self.closed = Some("stopped reading".into());

@@ -17,6 +17,7 @@ pub mod conv;
 pub mod endpoint;
 pub mod judge;
 pub mod profiles;
+pub mod relayack;
 pub mod steps;
 #[cfg(test)]
 mod tests;
@@ -251,6 +252,21 @@ impl TestMethod for SessionMethod<'_> {
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
         conv.upstream = upstream;
+        if v.namespace == "relay" {
+            // A relay may or may not acknowledge its publisher (SI-P19-2): set those ACKs
+            // aside and hold the manifest's declaration, if any, at the end.
+            let declared = self
+                .sut
+                .manifest
+                .params
+                .get("RELAY_PUBLISHER_ACK")
+                .and_then(|v| v.as_u64().or_else(|| v.as_bool().map(u64::from)))
+                .map(|n| n != 0);
+            conv.publisher_acks = Some(relayack::PublisherAcks::new(
+                declared,
+                self.sut.manifest.p1_payload,
+            ));
+        }
         if v.steps.iter().any(|s| s.second_connection) {
             let second = crate::catalog::vector::ConnectSpec {
                 client_cert: Some(ClientCert::Second),

@@ -268,6 +268,16 @@ fn run(
         summary_obs.push(obs_desc.join("; "));
     }
     confirm(conv, &mut pending, inputs.params, inputs.requests, true)?;
+    if let Some(l) = &conv.publisher_acks {
+        l.check().map_err(|why| {
+            StepFailure::new(
+                Verdict::Fail,
+                why,
+                "publisher acknowledgements as declared",
+                "",
+            )
+        })?;
+    }
     Ok(Summary {
         expected: fold_runs(summary_exp),
         observed: fold_runs(summary_obs),

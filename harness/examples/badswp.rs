@@ -17,6 +17,11 @@
 //! | `artifact-resume-late` | a GET by resume token resumes one chunk past the point the token names | ARTIFACT-005, ARTIFACT-011 |
 //! | `state-alter-answer` | a stored blob comes back from STATE_GET with one octet changed | STATE-005 |
 //! | `state-accept-missing-parent` | the reject of a state naming a parent not held is swallowed | STATE-003 |
+//! | `cred-accept-expired` | the reject of a delegation that expired, or extends an expired chain, is swallowed | CRED-006 |
+//! | `cred-unbounded-chain` | the reject of a delegation past the maximum chain length is swallowed | CRED-002, CRED-005 |
+//! | `cred-ignore-revoke` | CRED_REVOKE is dropped on the way in, so a revoked chain stays usable | CRED-010 |
+//! | `policyhint-every-mode-must` | every constraint's mode becomes MUST on the way in, so advice binds | POLICYHINT-007 |
+//! | `policyhint-first-wins` | the constraints of every set are reversed on the way in, so the earlier of two disagreeing ones wins against the declared rule | POLICYHINT-006, POLICYHINT-007 |
 //! | `relay-ignore-dedupe` | a RELAY_PUBLISH repeating a delivery_id reaches the relay under a fresh one, so duplicates are delivered | RELAY-005, CORE-020 |
 //! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
 //! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
@@ -36,7 +41,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{artifact, events, obs, relay, rpc, state};
+use swp_profiles::p1::pb::{artifact, events, obs, policyhint, relay, rpc, state};
 
 #[derive(Default)]
 struct Shared {
@@ -228,6 +233,37 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
         ("state-accept-missing-parent", 17, 1 | 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "does not exist");
             Some(env)
+        }
+        ("cred-accept-expired", 15, 2) => {
+            s.swallow.insert(env.msg_id.to_vec(), "expired at");
+            Some(env)
+        }
+        ("cred-unbounded-chain", 15, 2) => {
+            s.swallow.insert(env.msg_id.to_vec(), "maximum of");
+            Some(env)
+        }
+        ("cred-ignore-revoke", 15, 3) => None,
+        ("policyhint-every-mode-must", 16, 1) => {
+            match policyhint::PolicyHintSet::decode(&env.payload[..]) {
+                Ok(mut h) => {
+                    for c in &mut h.constraints {
+                        if c.mode == "SHOULD" || c.mode == "MAY" {
+                            c.mode = "MUST".into();
+                        }
+                    }
+                    Some(with_payload(&env, h.encode_to_vec()))
+                }
+                Err(_) => Some(env),
+            }
+        }
+        ("policyhint-first-wins", 16, 1) => {
+            match policyhint::PolicyHintSet::decode(&env.payload[..]) {
+                Ok(mut h) => {
+                    h.constraints.reverse();
+                    Some(with_payload(&env, h.encode_to_vec()))
+                }
+                Err(_) => Some(env),
+            }
         }
         ("relay-ignore-dedupe", 19, 1) => match relay::RelayPublish::decode(&env.payload[..]) {
             Ok(mut p) if !p.delivery_id.is_empty() => {

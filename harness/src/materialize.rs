@@ -248,13 +248,49 @@ impl Ctx<'_> {
                 } else {
                     crate::p1::P1Form::Message
                 };
+                let spec = run_params_in_p1(spec, self.params)?;
                 Bytes::from(
-                    crate::p1::encode_in(spec, form)
+                    crate::p1::encode_in(&spec, form)
                         .map_err(|e| MaterialiseError::Invalid(e.to_string()))?,
                 )
             }
         }))
     }
+}
+
+/// A P1 spec with the run's expression parameters (`${NOW_MS}`, the limits) written into
+/// its field values: the manifest's params were filled before materialisation, but the
+/// receiver clock is only known now, and an expiry or deadline field is written relative
+/// to it (`expires_at_unix_ms: "${NOW_MS} + 60000"`). A parameter the run does not have is
+/// undeclared, so the vector is untested rather than encoded with a wrong value.
+fn run_params_in_p1(
+    spec: &crate::p1::P1Spec,
+    params: &Params,
+) -> Result<crate::p1::P1Spec, MaterialiseError> {
+    fn walk(j: &mut serde_json::Value, params: &Params) -> Result<(), MaterialiseError> {
+        match j {
+            serde_json::Value::String(s) if s.contains("${") => {
+                for name in expr::PARAM_NAMES {
+                    let pat = format!("${{{name}}}");
+                    if s.contains(&pat) {
+                        let v = params.get(name).ok_or_else(|| {
+                            MaterialiseError::Undeclared(format!(
+                                "the P1 payload uses ${{{name}}}, which this SUT does not declare"
+                            ))
+                        })?;
+                        *s = s.replace(&pat, &v.to_string());
+                    }
+                }
+                Ok(())
+            }
+            serde_json::Value::Array(a) => a.iter_mut().try_for_each(|x| walk(x, params)),
+            serde_json::Value::Object(m) => m.values_mut().try_for_each(|x| walk(x, params)),
+            _ => Ok(()),
+        }
+    }
+    let mut out = spec.clone();
+    out.values_mut().try_for_each(|x| walk(x, params))?;
+    Ok(out)
 }
 
 /// Decodes hex digits, ignoring whitespace.
@@ -738,5 +774,32 @@ mod tests {
         };
         assert_eq!(b.len(), 4 + 300);
         assert_eq!(u32::from_be_bytes([b[0], b[1], b[2], b[3]]), 300);
+    }
+
+    /// P1 field values may be relative to the run's receiver clock; a run parameter the SUT
+    /// does not have leaves the vector untested instead of encoding a wrong value.
+    #[test]
+    fn p1_fields_take_the_runs_expression_parameters() {
+        let spec: crate::p1::P1Spec = serde_json::from_str(
+            r#"{"cred.CredDelegate": {"chain_id": "c", "delegation": "d", "expires_at_unix_ms": "${NOW_MS} + 60000"}}"#,
+        )
+        .unwrap();
+        let mut p = params();
+        p.insert("NOW_MS", 1_767_225_600_000);
+        let filled = run_params_in_p1(&spec, &p).unwrap();
+        let octets = crate::p1::encode(&filled).unwrap();
+        let d = swp_profiles::p1::decode("cred.CredDelegate", &octets).unwrap();
+        assert_eq!(
+            d.get_field_by_name("expires_at_unix_ms").unwrap().as_u64(),
+            Some(1_767_225_660_000)
+        );
+        let limits: crate::p1::P1Spec = serde_json::from_str(
+            r#"{"cred.CredDelegate": {"chain_id": "c", "delegation": "d", "expires_at_unix_ms": "${RATE_LIMIT_WINDOW_MS}"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            run_params_in_p1(&limits, &p),
+            Err(MaterialiseError::Undeclared(_))
+        ));
     }
 }

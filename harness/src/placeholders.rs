@@ -15,8 +15,9 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
 /// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
 /// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
-/// SWP-STATE's optional STATE_DELTA, §2; SWP-RELAY's optional RELAY_NACK, §2, as the dead
-/// letter's signal to a publisher and as a consumer's answer, and its policy gate;
+/// SWP-STATE's optional STATE_DELTA, §2; SWP-CRED's optional CRED_REVOKE, §2; SWP-RELAY's
+/// optional RELAY_NACK, §2, as the dead letter's signal to a publisher and as a consumer's
+/// answer, and its policy gate;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
     "STREAM_METHOD",
@@ -33,6 +34,7 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
+    "CRED_REVOKE_REASON",
     "RELAY_EXHAUSTED_REASON",
     "RELAY_NACK_REASON",
     "RELAY_GATED_TOPIC",
@@ -58,7 +60,13 @@ pub fn fill<'v>(v: &'v Vector, params: &Params) -> Result<Cow<'v, Vector>, FillE
     let mut out = v.clone();
     let mut used = BTreeSet::new();
     visit_mut(&mut out, &mut |j| names(j, &mut used));
-    used.retain(|n| !RUNTIME.contains(&n.as_str()));
+    // Expression parameters the run supplies (`NOW_MS`, the limits) are written into P1
+    // field values when the vector is materialised (`materialize`), not by the manifest.
+    used.retain(|n| {
+        !RUNTIME.contains(&n.as_str())
+            && (!crate::expr::PARAM_NAMES.contains(&n.as_str())
+                || crate::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str()))
+    });
     if used.is_empty() {
         return Ok(Cow::Borrowed(v));
     }

@@ -306,5 +306,86 @@ fn relay(c: &mut Criterion) {
     assert_eq!(refused, 0, "a benchmarked message was refused");
 }
 
-criterion_group!(benches, rpc, events, obs, artifact, state, relay);
+/// CRED: on a fresh channel, 64 chains each opened by a `sub=<identity>` credential bound
+/// to the channel's identity and extended by the maximum of 4 delegations (type, binding,
+/// expiry and length checked): 320 messages.
+fn cred(c: &mut Criterion) {
+    use swp_profiles::p1::pb::cred as cr;
+    const ME: &str = "spiffe://swp-conform.test/harness-client";
+    let mut g = c.benchmark_group("cred");
+    // Every message must be accepted: a refusal would time the error path instead.
+    let mut refused: u64 = 0;
+    let mut msgs: Vec<(u64, Vec<u8>)> = Vec::new();
+    for i in 0..64u32 {
+        let chain_id = Bytes::from(format!("chain-{i:04}").into_bytes());
+        msgs.push((
+            1,
+            cr::CredPresent {
+                cred_type: swp_profiles::cred::SUBJECT_TYPE.into(),
+                credential: Bytes::from(format!("sub={ME}").into_bytes()),
+                chain_id: chain_id.clone(),
+            }
+            .encode_to_vec(),
+        ));
+        for d in 0..4u32 {
+            msgs.push((
+                2,
+                cr::CredDelegate {
+                    chain_id: chain_id.clone(),
+                    delegation: Bytes::from(vec![d as u8; 64]),
+                    expires_at_unix_ms: 1_000 + 600_000,
+                }
+                .encode_to_vec(),
+            ));
+        }
+    }
+    g.throughput(Throughput::Elements(msgs.len() as u64));
+    g.bench_function("present_delegate", |b| {
+        b.iter_batched_ref(
+            || channel(15, P1Form::Message, |_| {}),
+            |ch| {
+                for (t, p) in &msgs {
+                    refused += u64::from(ch.feed(1_000, ME, *t, p).is_err());
+                }
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+    assert_eq!(refused, 0, "a benchmarked message was refused");
+}
+
+/// POLICYHINT: a set of 4 constraints (keys known, two scopes, one conflict resolved) on a
+/// channel that already holds them: each set replaces the constraints in effect.
+fn policyhint(c: &mut Criterion) {
+    use swp_profiles::p1::pb::policyhint as ph;
+    let mut g = c.benchmark_group("policyhint");
+    let mut refused: u64 = 0;
+    let constraint = |key: &str, value: &str, mode: &str, scope: &str| ph::Constraint {
+        key: key.into(),
+        value: value.into(),
+        mode: mode.into(),
+        scope_ref: scope.into(),
+    };
+    let set = ph::PolicyHintSet {
+        constraints: vec![
+            constraint("swp.test.region", "mars", "MUST", ""),
+            constraint("swp.test.region", "eu", "MUST", ""),
+            constraint("swp.test.region", "eu", "SHOULD", "tenant-7"),
+            constraint("swp.test.other", "1", "MAY", "tenant-7"),
+        ],
+    }
+    .encode_to_vec();
+    let mut ch = channel(16, P1Form::Message, |c| {
+        c.policyhint = swp_profiles::policyhint::Config::lenient();
+    });
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("hint_set_4", |b| {
+        b.iter(|| refused += u64::from(ch.feed(0, "", 1, &set).is_err()))
+    });
+    g.finish();
+    assert_eq!(refused, 0, "a benchmarked message was refused");
+}
+
+criterion_group!(benches, rpc, events, obs, artifact, state, relay, cred, policyhint);
 criterion_main!(benches);

@@ -1,25 +1,29 @@
 //! One channel of any of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
-//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (RELAY 19) behind one call: decode a payload in the configured P1
+//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (CRED 15, POLICYHINT 16, RELAY 19) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
 
 use crate::artifact::{self, ArtifactMessage};
+use crate::cred::{self, CredMessage};
 use crate::events::{self, EventsMessage};
 use crate::obs::{self, ObsMessage};
 use crate::payload::{P1Form, PayloadError};
+use crate::policyhint::{self, PolicyMessage};
 use crate::relay::{self, RelayMessage};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 6] = [
+pub const PROFILES: [u64; 8] = [
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
     state::PROFILE_ID,
     obs::PROFILE_ID,
+    cred::PROFILE_ID,
+    policyhint::PROFILE_ID,
     relay::PROFILE_ID,
 ];
 
@@ -38,6 +42,10 @@ pub struct Config {
     pub artifact: artifact::Config,
     /// SWP-STATE.
     pub state: state::Config,
+    /// SWP-CRED.
+    pub cred: cred::Config,
+    /// SWP-POLICYHINT.
+    pub policyhint: policyhint::Config,
     /// SWP-RELAY.
     pub relay: relay::Config,
 }
@@ -55,6 +63,10 @@ pub enum Message {
     Artifact(ArtifactMessage),
     /// SWP-STATE.
     State(StateMessage),
+    /// SWP-CRED.
+    Cred(CredMessage),
+    /// SWP-POLICYHINT.
+    Policyhint(PolicyMessage),
     /// SWP-RELAY.
     Relay(RelayMessage),
 }
@@ -68,6 +80,8 @@ impl Message {
             Message::Obs(_) => obs::PROFILE_ID,
             Message::Artifact(_) => artifact::PROFILE_ID,
             Message::State(_) => state::PROFILE_ID,
+            Message::Cred(_) => cred::PROFILE_ID,
+            Message::Policyhint(_) => policyhint::PROFILE_ID,
             Message::Relay(_) => relay::PROFILE_ID,
         }
     }
@@ -80,6 +94,8 @@ impl Message {
             Message::Obs(m) => m.msg_type(),
             Message::Artifact(m) => m.msg_type(),
             Message::State(m) => m.msg_type(),
+            Message::Cred(m) => m.msg_type(),
+            Message::Policyhint(m) => m.msg_type(),
             Message::Relay(m) => m.msg_type(),
         }
     }
@@ -92,6 +108,8 @@ impl Message {
             Message::Obs(m) => obs::encode(form, m),
             Message::Artifact(m) => artifact::encode(form, m),
             Message::State(m) => state::encode(form, m),
+            Message::Cred(m) => cred::encode(form, m),
+            Message::Policyhint(m) => policyhint::encode(form, m),
             Message::Relay(m) => relay::encode(form, m),
         }
     }
@@ -111,6 +129,10 @@ pub fn decode(
         obs::PROFILE_ID => obs::decode(form, msg_type, payload).map(Message::Obs),
         artifact::PROFILE_ID => artifact::decode(form, msg_type, payload).map(Message::Artifact),
         state::PROFILE_ID => state::decode(form, msg_type, payload).map(Message::State),
+        cred::PROFILE_ID => cred::decode(form, msg_type, payload).map(Message::Cred),
+        policyhint::PROFILE_ID => {
+            policyhint::decode(form, msg_type, payload).map(Message::Policyhint)
+        }
         relay::PROFILE_ID => relay::decode(form, msg_type, payload).map(Message::Relay),
         _ => return None,
     })
@@ -129,6 +151,10 @@ pub enum Seen {
     Artifact(artifact::Seen),
     /// SWP-STATE.
     State(state::Seen),
+    /// SWP-CRED.
+    Cred(cred::Seen),
+    /// SWP-POLICYHINT.
+    Policyhint(policyhint::Seen),
     /// SWP-RELAY.
     Relay(relay::Seen),
 }
@@ -154,6 +180,12 @@ pub enum ChannelError {
     /// The SWP-STATE store.
     #[error(transparent)]
     State(#[from] state::StoreError),
+    /// The SWP-CRED chains.
+    #[error(transparent)]
+    Cred(#[from] cred::CredError),
+    /// The SWP-POLICYHINT constraints.
+    #[error(transparent)]
+    Policyhint(#[from] policyhint::PolicyError),
     /// The SWP-RELAY deliveries.
     #[error(transparent)]
     Relay(#[from] relay::DeliveryError),
@@ -169,6 +201,8 @@ impl ChannelError {
             ChannelError::Obs(e) => e.code(),
             ChannelError::Artifact(e) => e.code(),
             ChannelError::State(e) => e.code(),
+            ChannelError::Cred(e) => e.code(),
+            ChannelError::Policyhint(e) => e.code(),
             ChannelError::Relay(e) => e.code(),
         }
     }
@@ -181,6 +215,8 @@ enum Machine {
     Obs(obs::Contexts),
     Artifact(artifact::Transfers),
     State(state::Store),
+    Cred(cred::Chains),
+    Policyhint(policyhint::Policy),
     Relay(relay::Deliveries),
 }
 
@@ -203,6 +239,10 @@ impl Channel {
                 Machine::Artifact(artifact::Transfers::new(config.artifact.clone()))
             }
             state::PROFILE_ID => Machine::State(state::Store::new(config.state.clone())),
+            cred::PROFILE_ID => Machine::Cred(cred::Chains::new(config.cred.clone())),
+            policyhint::PROFILE_ID => {
+                Machine::Policyhint(policyhint::Policy::new(config.policyhint.clone()))
+            }
             relay::PROFILE_ID => Machine::Relay(relay::Deliveries::new(config.relay.clone())),
             _ => return None,
         };
@@ -258,6 +298,16 @@ impl Channel {
                 let m = state::decode(form, msg_type, payload)?;
                 let s = l.step(&m)?;
                 (Message::State(m), Seen::State(s))
+            }
+            Machine::Cred(l) => {
+                let m = cred::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Cred(m), Seen::Cred(s))
+            }
+            Machine::Policyhint(l) => {
+                let m = policyhint::decode(form, msg_type, payload)?;
+                let s = l.step(&m)?;
+                (Message::Policyhint(m), Seen::Policyhint(s))
             }
             Machine::Relay(l) => {
                 let m = relay::decode(form, msg_type, payload)?;

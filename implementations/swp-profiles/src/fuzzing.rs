@@ -50,6 +50,15 @@ pub fn config(form: P1Form) -> Config {
     c.state.max_states = 6;
     c.state.max_bytes = 64;
     c.state.max_pending = 2;
+    c.cred = crate::cred::Config {
+        types: vec!["t".into(), crate::cred::SUBJECT_TYPE.into()],
+        binding: crate::cred::Binding::Subject,
+        max_chain_len: 2,
+        max_ttl_ms: 5_000,
+        revoke: true,
+        max_chains: 2,
+    };
+    c.policyhint.max_constraints = 3;
     c.relay.max_deliveries = 4;
     c.relay.dedupe_window_ms = 20_000;
     c.relay.reasons = crate::relay::DEAD_LETTER_REASONS.map(String::from).to_vec();
@@ -70,7 +79,10 @@ const ALLOWED: [ErrorCode; 5] = [
 
 fn assigned(profile: u64, msg_type: u64) -> bool {
     let max = match profile {
-        crate::obs::PROFILE_ID | crate::state::PROFILE_ID => 4,
+        crate::obs::PROFILE_ID
+        | crate::state::PROFILE_ID
+        | crate::cred::PROFILE_ID
+        | crate::policyhint::PROFILE_ID => 4,
         _ => 5,
     };
     (1..=max).contains(&msg_type)
@@ -260,6 +272,60 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                     chunk_index: u64::from(pick(1, 4)),
                 }),
                 _ => M::Err(ArtErr::default()),
+            })
+        }
+        crate::cred::PROFILE_ID => {
+            use crate::cred::CredMessage as M;
+            use pb::cred::*;
+            let chains: [&[u8]; 3] = [b"", b"c1", b"c2"];
+            let chain_id = Bytes::from_static(chains[usize::from(pick(0, 3))]);
+            Message::Cred(match msg_type {
+                1 => M::Present(CredPresent {
+                    cred_type: ["t", crate::cred::SUBJECT_TYPE, "x"][usize::from(pick(1, 3))]
+                        .into(),
+                    credential: Bytes::from_static(
+                        [&b"sub=a"[..], b"sub=b", b"junk"][usize::from(pick(2, 3))],
+                    ),
+                    chain_id,
+                }),
+                2 => M::Delegate(CredDelegate {
+                    chain_id,
+                    delegation: Bytes::from_static(b"d"),
+                    // Around the fuzz clock, some past, some beyond the bound.
+                    expires_at_unix_ms: u64::from(at(b, 3)) * 500,
+                }),
+                3 => M::Revoke(CredRevoke {
+                    chain_id,
+                    reason: String::new(),
+                }),
+                _ => M::Err(CredErr::default()),
+            })
+        }
+        crate::policyhint::PROFILE_ID => {
+            use crate::policyhint::PolicyMessage as M;
+            use pb::policyhint::*;
+            let word = |i: usize, w: [&str; 3]| w[usize::from(pick(i, 3))].to_owned();
+            let constraint = |i: usize| Constraint {
+                key: word(i, [crate::policyhint::policy::REFERENCE_KEY, "k.other", ""]),
+                value: word(i + 1, ["eu", "mars", ""]),
+                mode: word(i + 2, ["MUST", "MAY", "must"]),
+                scope_ref: word(i + 3, ["", "s1", "s2"]),
+            };
+            Message::Policyhint(match msg_type {
+                1 => M::HintSet(PolicyHintSet {
+                    constraints: (0..usize::from(pick(0, 4)))
+                        .map(|j| constraint(1 + 4 * j))
+                        .collect(),
+                }),
+                2 => M::HintAck(PolicyHintAck {
+                    ack_id: word(1, ["a", "b", ""]),
+                }),
+                3 => M::Violation(PolicyViolation {
+                    key: word(1, ["k", "", "k2"]),
+                    scope_ref: word(2, ["s", "", "s2"]),
+                    reason_code: word(3, ["r", "", "unsatisfiable"]),
+                }),
+                _ => M::Err(PolicyErr::default()),
             })
         }
         crate::relay::PROFILE_ID => {

@@ -11,6 +11,7 @@
 pub mod a2a;
 pub mod artifact;
 pub mod channel;
+pub mod cred;
 pub mod events;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -18,6 +19,7 @@ pub mod mcp;
 pub mod obs;
 pub mod p1;
 pub mod payload;
+pub mod policyhint;
 pub mod relay;
 pub mod rpc;
 pub mod state;

@@ -68,6 +68,17 @@ pub fn config_of(params: &Params, form: P1Form) -> channel::Config {
     if let Some(k) = list("OBS_OWN_TRACESTATE_KEYS") {
         c.obs.own_tracestate_keys = k;
     }
+    // SWP-CRED: the SUT's credential format is its own, so credentials are judged opaque;
+    // the declared chain length and entry lifetime bound what the judge accepts.
+    c.cred = swp_profiles::cred::Config::opaque();
+    if let Some(n) = num("CRED_MAX_CHAIN_LENGTH").and_then(|n| usize::try_from(n).ok()) {
+        c.cred.max_chain_len = n;
+    }
+    if let Some(t) = num("CRED_MAX_TTL_MS") {
+        c.cred.max_ttl_ms = t;
+    }
+    // SWP-POLICYHINT: the SUT's keys are its own; violations are judged by their fields.
+    c.policyhint = swp_profiles::policyhint::Config::lenient();
     relay_config(params, num, list, &mut c.relay);
     c
 }

@@ -1,6 +1,6 @@
-//! Properties over all five profiles: every valid message round-trips in both P1 forms
-//! (RPC-001, EVENTS-001, OBS-001, ARTIFACT-001, STATE-001; P1-015, P1-016, P1-017,
-//! P1-020, P1-021), and decoding arbitrary octets under any msg_type never panics and refuses an
+//! Properties over all the channel's profiles: every valid message round-trips in both P1
+//! forms (RPC-001, EVENTS-001, OBS-001, ARTIFACT-001, STATE-001, CRED-001, POLICYHINT-001;
+//! P1-015, P1-016, P1-017, P1-018, P1-019, P1-020, P1-021), and decoding arbitrary octets under any msg_type never panics and refuses an
 //! unassigned msg_type with ERR_UNSUPPORTED_MSG_TYPE and nothing else.
 
 use crate::FORMS;
@@ -9,9 +9,13 @@ use proptest::prelude::*;
 use swp_core::ErrorCode;
 use swp_profiles::artifact::{ArtifactMessage, HashAlg};
 use swp_profiles::channel::{self, Message, PROFILES};
+use swp_profiles::cred::CredMessage;
 use swp_profiles::events::EventsMessage;
 use swp_profiles::obs::ObsMessage;
-use swp_profiles::p1::pb::{artifact as art, events as evt, obs as ob, rpc as rp, state as st};
+use swp_profiles::p1::pb::{
+    artifact as art, cred as cr, events as evt, obs as ob, policyhint as ph, rpc as rp, state as st,
+};
+use swp_profiles::policyhint::PolicyMessage;
 use swp_profiles::rpc::RpcMessage;
 use swp_profiles::state::StateMessage;
 use swp_profiles::P1Form;
@@ -227,12 +231,81 @@ fn state() -> impl Strategy<Value = Message> {
     .prop_map(Message::State)
 }
 
+fn cred() -> impl Strategy<Value = Message> {
+    prop_oneof![
+        (text(), id(), opaque()).prop_map(|(cred_type, credential, chain_id)| {
+            CredMessage::Present(cr::CredPresent {
+                cred_type,
+                credential,
+                chain_id,
+            })
+        }),
+        (id(), id(), 1u64..u64::MAX).prop_map(|(chain_id, delegation, expires_at_unix_ms)| {
+            CredMessage::Delegate(cr::CredDelegate {
+                chain_id,
+                delegation,
+                expires_at_unix_ms,
+            })
+        }),
+        (id(), "[a-z]{0,6}").prop_map(|(chain_id, reason)| CredMessage::Revoke(cr::CredRevoke {
+            chain_id,
+            reason
+        })),
+        ("[a-z]{0,6}", "[a-z]{0,6}")
+            .prop_map(|(code, message)| CredMessage::Err(cr::CredErr { code, message })),
+    ]
+    .prop_map(Message::Cred)
+}
+
+fn policyhint() -> impl Strategy<Value = Message> {
+    let constraint = (
+        text(),
+        text(),
+        prop::sample::select(vec!["MUST", "SHOULD", "MAY"]),
+        "[a-z/]{0,6}",
+    )
+        .prop_map(|(key, value, mode, scope_ref)| ph::Constraint {
+            key,
+            value,
+            mode: mode.into(),
+            scope_ref,
+        });
+    prop_oneof![
+        prop::collection::vec(constraint, 0..4)
+            .prop_map(|constraints| PolicyMessage::HintSet(ph::PolicyHintSet { constraints })),
+        text().prop_map(|ack_id| PolicyMessage::HintAck(ph::PolicyHintAck { ack_id })),
+        (text(), text(), text()).prop_map(|(key, scope_ref, reason_code)| {
+            PolicyMessage::Violation(ph::PolicyViolation {
+                key,
+                scope_ref,
+                reason_code,
+            })
+        }),
+        ("[a-z]{0,6}", "[a-z]{0,6}")
+            .prop_map(|(code, message)| PolicyMessage::Err(ph::PolicyErr { code, message })),
+    ]
+    .prop_map(Message::Policyhint)
+}
+
 fn any_message() -> impl Strategy<Value = Message> {
-    prop_oneof![rpc(), events(), obs(), artifact(), state()]
+    prop_oneof![
+        rpc(),
+        events(),
+        obs(),
+        artifact(),
+        state(),
+        cred(),
+        policyhint()
+    ]
 }
 
 fn assigned(profile: u64, t: u64) -> bool {
-    (1..=if profile == 17 || profile == 18 { 4 } else { 5 }).contains(&t)
+    (1..=if [15, 16, 17, 18].contains(&profile) {
+        4
+    } else {
+        5
+    })
+        .contains(&t)
 }
 
 proptest! {
@@ -252,7 +325,7 @@ proptest! {
     /// Arbitrary octets never panic the decoders; the only msg_type refusal is for an
     /// unassigned one.
     #[test]
-    fn decode_never_panics(p in 0usize..5, t in 0u64..9, wrapper in any::<bool>(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+    fn decode_never_panics(p in 0usize..PROFILES.len(), t in 0u64..9, wrapper in any::<bool>(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let profile = PROFILES[p];
         let form = if wrapper { P1Form::Wrapper } else { P1Form::Message };
         match channel::decode(profile, form, t, &bytes) {
@@ -266,7 +339,7 @@ proptest! {
 /// A profile the channel does not serve is refused at construction, not by panicking.
 #[test]
 fn other_profiles_are_not_served() {
-    for p in [0, 1, 2, 10, 11, 15, 16, 20] {
+    for p in [0, 1, 2, 10, 11, 20] {
         assert!(channel::decode(p, P1Form::Message, 1, b"").is_none(), "{p}");
         assert!(
             channel::Channel::new(p, &channel::Config::default()).is_none(),

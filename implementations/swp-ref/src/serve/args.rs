@@ -78,6 +78,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = swp_profiles::rpc::lifecycle::DEFAULT_REPLAY_WINDOW_MS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub rpc_replay_window_ms: u64,
+    /// What the SWP-POLICYHINT agent does with a constraint whose key it does not know
+    /// (declared as `POLICYHINT_UNKNOWN_KEY_POLICY` 0, 1, 2).
+    #[arg(long, value_enum, default_value_t = UnknownKeysArg::Ignore)]
+    pub policyhint_unknown_keys: UnknownKeysArg,
+    /// Which of two disagreeing constraints of one set wins (declared as
+    /// `POLICYHINT_CONFLICT_POLICY` 0, 1).
+    #[arg(long, value_enum, default_value_t = ConflictArg::Last)]
+    pub policyhint_conflicts: ConflictArg,
     /// After each read, keep polling a connection for this many microseconds before
     /// sleeping (cooperatively: other connections and threads still run). Cuts round-trip
     /// latency where waking an idle CPU is slow, e.g. on VMs; 0 disables it.
@@ -111,6 +119,26 @@ pub enum P1PayloadArg {
     Message,
     /// The annex's `Payload` wrapper with the message's member set.
     Wrapper,
+}
+
+/// `--policyhint-unknown-keys`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UnknownKeysArg {
+    /// Drop the constraint.
+    Ignore,
+    /// Drop it and report a violation naming the key.
+    Report,
+    /// Refuse the whole set.
+    Refuse,
+}
+
+/// `--policyhint-conflicts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConflictArg {
+    /// The later constraint of the set wins.
+    Last,
+    /// The earlier one wins.
+    First,
 }
 
 /// `--rate-limit FRAMES/WINDOW_MS`.
@@ -223,6 +251,15 @@ impl ServeArgs {
                 },
                 agent: crate::endpoint::agent::Config {
                     rpc_replay_window_ms: self.rpc_replay_window_ms,
+                    policyhint_unknown_keys: match self.policyhint_unknown_keys {
+                        UnknownKeysArg::Ignore => swp_profiles::policyhint::UnknownKeys::Ignore,
+                        UnknownKeysArg::Report => swp_profiles::policyhint::UnknownKeys::Violation,
+                        UnknownKeysArg::Refuse => swp_profiles::policyhint::UnknownKeys::Reject,
+                    },
+                    policyhint_conflicts: match self.policyhint_conflicts {
+                        ConflictArg::Last => swp_profiles::policyhint::ConflictPolicy::LastWins,
+                        ConflictArg::First => swp_profiles::policyhint::ConflictPolicy::FirstWins,
+                    },
                 },
             },
             authz: std::sync::Arc::new(authz),

@@ -18,7 +18,9 @@ pub enum ConfigError {
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
-    #[error("cannot validate the payloads of profile {0} (only 1, 2, 12, 13, 14, 17, 18 and 19)")]
+    #[error(
+        "cannot validate the payloads of profile {0} (only 1, 2, 12, 13, 14, 15, 16, 17, 18 and 19)"
+    )]
     Validate(u64),
 }
 

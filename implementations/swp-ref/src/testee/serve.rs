@@ -22,6 +22,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "validate:12",
     "validate:13",
     "validate:14",
+    "validate:15",
+    "validate:16",
     "validate:17",
     "validate:18",
     "validate:19",

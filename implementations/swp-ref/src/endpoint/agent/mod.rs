@@ -1,5 +1,6 @@
 //! The reference endpoint as the SWP-* test agent of classes C3 and C4: SWP-RPC (12),
-//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), each with
+//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5's
+//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles-c5-cred-policyhint.md), each with
 //! deterministic behaviour a vector can state exactly (the test-agent convention of
 //! docs/profiles.md): RPC methods, event streams, artifacts and states.
 //!
@@ -14,8 +15,10 @@
 //! (`RPC_ERR`, `EVT_ERR`, `ART_ERR`, `STATE_ERR`).
 
 pub mod artifact;
+pub mod cred;
 pub mod events;
 pub mod obs;
+pub mod policyhint;
 pub mod relay;
 pub mod rpc;
 pub mod state;
@@ -25,12 +28,14 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 6] = [
+pub const PROFILES: [u64; 8] = [
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
     swp_profiles::state::PROFILE_ID,
     swp_profiles::obs::PROFILE_ID,
+    swp_profiles::cred::PROFILE_ID,
+    swp_profiles::policyhint::PROFILE_ID,
     swp_profiles::relay::PROFILE_ID,
 ];
 
@@ -40,17 +45,23 @@ pub fn serves(profile_id: u64) -> bool {
 }
 
 /// The agent's implementation-defined parameters (declared in a SUT manifest as
-/// `RPC_REPLAY_WINDOW_MS`).
+/// `RPC_REPLAY_WINDOW_MS`, `POLICYHINT_UNKNOWN_KEY_POLICY`, `POLICYHINT_CONFLICT_POLICY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// The SWP-RPC idempotency replay window (swp-rpc §6; 24 h by default, as recommended).
     pub rpc_replay_window_ms: u64,
+    /// The SWP-POLICYHINT unknown-key policy (ignore by default).
+    pub policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys,
+    /// The SWP-POLICYHINT conflict rule (the later wins by default).
+    pub policyhint_conflicts: swp_profiles::policyhint::ConflictPolicy,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             rpc_replay_window_ms: swp_profiles::rpc::lifecycle::DEFAULT_REPLAY_WINDOW_MS,
+            policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys::default(),
+            policyhint_conflicts: swp_profiles::policyhint::ConflictPolicy::default(),
         }
     }
 }
@@ -104,6 +115,8 @@ pub struct Agent {
     obs: obs::Agent,
     artifact: artifact::Agent,
     state: state::Agent,
+    cred: cred::Agent,
+    policyhint: policyhint::Agent,
     relay: relay::Agent,
 }
 
@@ -116,6 +129,15 @@ impl Agent {
             obs: obs::Agent::new(form),
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
+            cred: cred::Agent::new(form),
+            policyhint: policyhint::Agent::new(
+                swp_profiles::policyhint::Config {
+                    unknown_keys: config.policyhint_unknown_keys,
+                    conflicts: config.policyhint_conflicts,
+                    ..swp_profiles::policyhint::Config::default()
+                },
+                form,
+            ),
             relay: relay::Agent::new(form),
         }
     }
@@ -143,6 +165,12 @@ impl Agent {
                 self.artifact.handle(msg_type, msg_id, payload, scope)
             }
             swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
+            swp_profiles::cred::PROFILE_ID => {
+                self.cred.handle(msg_type, msg_id, payload, scope, now_ms)
+            }
+            swp_profiles::policyhint::PROFILE_ID => {
+                self.policyhint.handle(msg_type, msg_id, payload)
+            }
             swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
             _ => Action::Nothing,
         }

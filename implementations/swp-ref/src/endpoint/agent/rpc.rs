@@ -355,6 +355,7 @@ mod tests {
         Agent::new(
             Config {
                 rpc_replay_window_ms: 1_000,
+                ..Config::default()
             },
             P1Form::Message,
         )

@@ -1,0 +1,197 @@
+//! The cred and policyhint namespaces (SWP-CRED 15, SWP-POLICYHINT 16) against broken
+//! endpoints (the `badswp` example in front of the reference endpoint, over stdio): each
+//! break is caught by exactly the vectors that exercise it, and the unbroken proxy passes
+//! every session vector of the two, except those that need TLS client identities and those
+//! written for the unknown-key and conflict policies the reference does not declare. The
+//! codec vectors run in the wrapper form here; tests/catalog.rs runs the namespaces over TLS,
+//! TCP (wrapper), in process and as a testee.
+
+mod common;
+use common::catalog;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use swp_conform::catalog::vector::Method;
+use swp_conform::method::{self, Setup};
+use swp_conform::model::Verdict;
+use swp_conform::sut::Sut;
+
+/// The reference's declarations for SWP-CRED (as in reference-tls.yaml, minus the
+/// credential bound to another identity: stdio surfaces no identity).
+const CRED_PARAMS: &str = r#"  CRED_TYPE: swp.test.subject
+  CRED_CREDENTIAL: "sub=spiffe://swp-conform.test/harness-client"
+  CRED_INVALID_CREDENTIAL: "not a subject credential"
+  CRED_UNSUPPORTED_TYPE: swp.test.unsupported
+  CRED_MAX_CHAIN_LENGTH: 4
+  CRED_MAX_TTL_MS: 3600000
+  CRED_REVOKE_REASON: swp-conform revocation
+  POLICYHINT_KEY: swp.test.region
+  POLICYHINT_OK_VALUE: eu
+  POLICYHINT_BAD_VALUE: mars
+  POLICYHINT_UNKNOWN_KEY_POLICY: 0
+  POLICYHINT_CONFLICT_POLICY: 0
+"#;
+
+/// A manifest for `badswp MODE` claiming profile 15, over stdio.
+fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"name: badswp-{mode}
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
+methods: [session]
+claims: {{profiles: [1, 15, 16]}}
+params:
+{CRED_PARAMS}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
+session:
+  transport: stdio
+  reject_signal:
+    mode: error-frame
+    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#,
+        common::example("badswp").display(),
+    );
+    let p = dir.join(format!("badswp-{mode}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The short ids (`cred_0001`) of the vectors of `namespace` that do not pass against
+/// `mode`; every session vector that needs no TLS connection (nor a second one) and applies by the declared
+/// policies must have run, and at least `min` of them.
+fn failing(mode: &str, namespace: &str, min: usize) -> BTreeSet<String> {
+    use swp_conform::model::NaCause;
+    let cat = catalog();
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{namespace}-{mode}"));
+    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    // The proxy re-frames what it relays and drops what does not decode as E1, so a vector
+    // whose point is a core-invalid frame cannot go through it (it runs against the
+    // reference directly in tests/catalog.rs).
+    let through_proxy = |id: &str| !id.starts_with("policyhint_0104");
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == namespace && through_proxy(&v.vector.id))
+        .collect();
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let session: BTreeSet<&str> = plan
+        .iter()
+        .filter(|v| v.vector.methods.contains(&Method::Session) && v.vector.connect.is_none())
+        // Over stdio there is no client certificate, let alone a second one.
+        .filter(|v| !v.vector.steps.iter().any(|s| s.second_connection))
+        .filter(|v| {
+            method::applicability(&v.vector, &sut).map(|na| na.cause) != Some(NaCause::SutChoice)
+        })
+        .map(|v| v.vector.id.as_str())
+        .collect();
+    assert!(session.len() >= min, "{session:?}");
+    let executed: BTreeSet<&str> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotApplicable)
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    assert_eq!(executed, session, "{mode}: every session vector runs");
+    rs.iter()
+        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| {
+            eprintln!(
+                "{mode}: {} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            );
+            r.vector_id[..r.vector_id.len().min(namespace.len() + 5)].to_owned()
+        })
+        .collect()
+}
+
+fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_unbroken_proxy_passes_every_cred_and_policyhint_session_vector() {
+    assert_eq!(failing("none", "cred", 7), set(&[]));
+    assert_eq!(failing("none", "policyhint", 5), set(&[]));
+}
+
+#[test]
+fn accepting_an_expired_delegation_is_caught() {
+    assert_eq!(
+        failing("cred-accept-expired", "cred", 7),
+        set(&["cred_0001"])
+    );
+}
+
+#[test]
+fn a_chain_past_its_maximum_length_is_caught() {
+    assert_eq!(
+        failing("cred-unbounded-chain", "cred", 7),
+        set(&["cred_0002"])
+    );
+}
+
+#[test]
+fn a_revocation_that_changes_nothing_is_caught() {
+    assert_eq!(
+        failing("cred-ignore-revoke", "cred", 7),
+        set(&["cred_0005"])
+    );
+}
+
+#[test]
+fn advice_that_binds_is_caught() {
+    assert_eq!(
+        failing("policyhint-every-mode-must", "policyhint", 5),
+        set(&["policyhint_0005"])
+    );
+}
+
+#[test]
+fn conflicts_resolved_against_the_declared_rule_are_caught() {
+    assert_eq!(
+        failing("policyhint-first-wins", "policyhint", 5),
+        set(&["policyhint_0003"])
+    );
+}
+
+/// The codec vectors in the wrapper P1 form (the testee validates in the declared form);
+/// those written for policies the testee does not declare are out by its choice.
+#[test]
+fn the_cred_and_policyhint_codec_vectors_pass_in_the_wrapper_form_too() {
+    let cat = catalog();
+    let path = common::root().join("implementations/manifests/reference-testee.yaml");
+    let text = std::fs::read_to_string(&path).unwrap() + "\np1_payload: wrapper\n";
+    let sut = Sut::parse(&text, &path, Some(path.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| {
+            ["cred", "policyhint"].contains(&v.vector.namespace.as_str())
+                && v.vector.methods.contains(&Method::Codec)
+        })
+        .collect();
+    assert!(plan.len() >= 9, "{} codec vectors", plan.len());
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-cred");
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let not_passed: Vec<String> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| {
+            format!(
+                "{} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(not_passed.is_empty(), "{}", not_passed.join("\n"));
+    assert_eq!(rs.len(), plan.len());
+}

@@ -1,0 +1,119 @@
+//! The reference's SWP-CRED receiver (profile 15): one table of delegation chains per
+//! connection (`swp_profiles::cred::Chains` with the library's defaults, which are the
+//! reference's declared parameters: credential type `swp.test.subject`, whose credential
+//! is `sub=<identity>` and must name the connection's TLS client identity; at most four
+//! delegation entries per chain; every entry's expiry after the receiver's clock and at
+//! most one hour past it; `CRED_REVOKE` supported).
+//!
+//! A credential, delegation or revocation the chains take gets no reply. One they refuse
+//! is rejected with an error frame carrying the canonical code: `ERR_SECURITY_POLICY` for
+//! a credential or entry refused on its merits (unsupported type, invalid credential, bound
+//! to another identity, expired, expiry beyond the bound, chain too long, a replayed root,
+//! a revoked chain), `ERR_INVALID_PROFILE_PAYLOAD` for a chain this identity never
+//! presented and for a payload that does not decode or misses a required field,
+//! `ERR_UNSUPPORTED_MSG_TYPE` for an unassigned msg_type. A `CRED_ERR` from the peer is
+//! taken and ignored: the reference sends nothing it could answer.
+
+use super::{reject, Action};
+use bytes::Bytes;
+use swp_profiles::cred::{self, Chains};
+use swp_profiles::p1::P1Form;
+
+/// The CRED state of one connection.
+#[derive(Debug)]
+pub struct Agent {
+    chains: Chains,
+    form: P1Form,
+}
+
+impl Agent {
+    /// An empty table with the reference's parameters.
+    pub fn new(form: P1Form) -> Self {
+        Agent {
+            chains: Chains::default(),
+            form,
+        }
+    }
+
+    /// One envelope from the peer `scope` (its S1 identity, or empty) at `now_ms`.
+    pub fn handle(
+        &mut self,
+        msg_type: u64,
+        _msg_id: &Bytes,
+        payload: &[u8],
+        scope: &str,
+        now_ms: u64,
+    ) -> Action {
+        let m = match cred::decode(self.form, msg_type, payload) {
+            Ok(m) => m,
+            Err(e) => return reject(e.code(), e),
+        };
+        match self.chains.step(now_ms, scope, &m) {
+            Ok(_) => Action::Nothing,
+            Err(e) => reject(e.code(), format!("{}: {e}", e.reply_code())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::code;
+    use super::*;
+    use swp_core::ErrorCode;
+    use swp_profiles::cred::CredMessage;
+    use swp_profiles::p1::pb::cred::{CredDelegate, CredPresent};
+
+    const ID: Bytes = Bytes::from_static(b"msg-000000000001");
+    const ME: &str = "spiffe://swp-conform.test/harness-client";
+
+    fn present(cred: &'static str) -> Vec<u8> {
+        cred::encode(
+            P1Form::Message,
+            &CredMessage::Present(CredPresent {
+                cred_type: cred::SUBJECT_TYPE.into(),
+                credential: Bytes::from_static(cred.as_bytes()),
+                chain_id: Bytes::from_static(b"c"),
+            }),
+        )
+    }
+
+    fn delegate(exp: u64) -> Vec<u8> {
+        cred::encode(
+            P1Form::Message,
+            &CredMessage::Delegate(CredDelegate {
+                chain_id: Bytes::from_static(b"c"),
+                delegation: Bytes::from_static(b"d"),
+                expires_at_unix_ms: exp,
+            }),
+        )
+    }
+
+    #[test]
+    fn binds_to_the_identity_and_judges_expiry_on_its_clock() {
+        let mut a = Agent::new(P1Form::Message);
+        let other = a.handle(1, &ID, &present("sub=spiffe://other"), ME, 0);
+        assert_eq!(code(other), ErrorCode::SecurityPolicy);
+        let unknown = a.handle(2, &ID, &delegate(2_000), ME, 1_000);
+        assert_eq!(code(unknown), ErrorCode::InvalidProfilePayload);
+        let ok = a.handle(
+            1,
+            &ID,
+            &present("sub=spiffe://swp-conform.test/harness-client"),
+            ME,
+            0,
+        );
+        assert_eq!(ok, Action::Nothing);
+        assert_eq!(
+            a.handle(2, &ID, &delegate(2_000), ME, 1_000),
+            Action::Nothing
+        );
+        assert_eq!(
+            code(a.handle(2, &ID, &delegate(999), ME, 1_000)),
+            ErrorCode::SecurityPolicy
+        );
+        assert_eq!(
+            code(a.handle(5, &ID, &[], ME, 1_000)),
+            ErrorCode::UnsupportedMsgType
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The reference's SWP-POLICYHINT receiver (profile 16): one table of constraints per
+//! connection (`swp_profiles::policyhint::Policy` with the library's defaults, which are
+//! the reference's declared policy: the one key it knows is `swp.test.region`, unknown keys
+//! are ignored, of two disagreeing constraints in one set the later wins, an unscoped
+//! constraint applies to the scope `session`).
+//!
+//! The unknown-key policy and the conflict rule are `swp-ref serve` options
+//! (`--policyhint-unknown-keys ignore|report|refuse`, `--policyhint-conflicts last|first`);
+//! under `report`, each dropped constraint with an unknown key is reported too, reason
+//! `unknown_key`, after the unmet ones.
+//!
+//! A valid `POLICY_HINT_SET` is answered on its msg_id with `POLICY_HINT_ACK` (ack_id
+//! `ack-N`, counting on the connection), then, under fresh msg_ids, one `POLICY_VIOLATION`
+//! for each constraint of the set now in effect that binds (mode `MUST`) and that the
+//! reference cannot satisfy: `swp.test.region` with any value but `eu`, reported with its key,
+//! its effective scope and reason `unsatisfiable`. `SHOULD` and `MAY` constraints are
+//! advisory: taken, never reported. Hints change nothing else: core validation and every
+//! other profile behave as without them. A set the profile refuses (a constraint without
+//! key, value or mode, a mode other than the three words) is rejected with an error frame.
+//! Acknowledgements, violations and errors from the peer are taken and ignored: the
+//! reference sends no hints of its own.
+
+use super::{reject, Action, Out};
+use bytes::Bytes;
+use swp_profiles::p1::pb::policyhint::{PolicyHintAck, PolicyViolation};
+use swp_profiles::p1::P1Form;
+use swp_profiles::policyhint::{self, codes, Mode, Policy, PolicyMessage, Seen};
+
+/// The value of `swp.test.region` the reference satisfies.
+pub const SATISFIED_REGION: &str = "eu";
+
+/// The POLICYHINT state of one connection.
+#[derive(Debug)]
+pub struct Agent {
+    policy: Policy,
+    form: P1Form,
+    acks: u64,
+}
+
+impl Agent {
+    /// An empty table with this policy.
+    pub fn new(config: policyhint::Config, form: P1Form) -> Self {
+        Agent {
+            policy: Policy::new(config),
+            form,
+            acks: 0,
+        }
+    }
+
+    fn out(&self, m: &PolicyMessage, reply_to: Option<Bytes>) -> Out {
+        Out {
+            profile_id: policyhint::PROFILE_ID,
+            msg_type: m.msg_type(),
+            payload: policyhint::encode(self.form, m),
+            reply_to,
+        }
+    }
+
+    /// One envelope from the peer.
+    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8]) -> Action {
+        let m = match policyhint::decode(self.form, msg_type, payload) {
+            Ok(m) => m,
+            Err(e) => return reject(e.code(), e),
+        };
+        let (effective, unknown) = match self.policy.step(&m) {
+            Err(e) => return reject(e.code(), format!("{}: {e}", e.reply_code())),
+            Ok(Seen::HintSet { effective, unknown }) => (effective, unknown),
+            Ok(_) => return Action::Nothing,
+        };
+        self.acks += 1;
+        let ack = PolicyMessage::HintAck(PolicyHintAck {
+            ack_id: format!("ack-{}", self.acks),
+        });
+        let mut outs = vec![self.out(&ack, Some(msg_id.clone()))];
+        for e in effective {
+            let unmet = e.key == policyhint::policy::REFERENCE_KEY && e.value != SATISFIED_REGION;
+            if e.mode == Mode::Must && unmet {
+                let v = PolicyMessage::Violation(PolicyViolation {
+                    key: e.key,
+                    scope_ref: e.scope,
+                    reason_code: codes::UNSATISFIABLE.into(),
+                });
+                outs.push(self.out(&v, None));
+            }
+        }
+        if self.policy.config().unknown_keys == policyhint::UnknownKeys::Violation {
+            for e in unknown {
+                let v = PolicyMessage::Violation(PolicyViolation {
+                    key: e.key,
+                    scope_ref: e.scope,
+                    reason_code: codes::UNKNOWN_KEY.into(),
+                });
+                outs.push(self.out(&v, None));
+            }
+        }
+        Action::Send(outs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{code, outs};
+    use super::*;
+    use swp_core::ErrorCode;
+    use swp_profiles::p1::pb::policyhint::{Constraint, PolicyHintSet};
+
+    const ID: Bytes = Bytes::from_static(b"msg-000000000001");
+
+    fn set(cs: &[(&str, &str, &str, &str)]) -> Vec<u8> {
+        policyhint::encode(
+            P1Form::Message,
+            &PolicyMessage::HintSet(PolicyHintSet {
+                constraints: cs
+                    .iter()
+                    .map(|(k, v, m, s)| Constraint {
+                        key: (*k).into(),
+                        value: (*v).into(),
+                        mode: (*m).into(),
+                        scope_ref: (*s).into(),
+                    })
+                    .collect(),
+            }),
+        )
+    }
+
+    #[test]
+    fn acks_and_reports_unmet_must_constraints_only() {
+        let mut a = Agent::new(policyhint::Config::default(), P1Form::Message);
+        let r = "swp.test.region";
+        let o = outs(a.handle(
+            1,
+            &ID,
+            &set(&[
+                (r, "mars", "MUST", "t1"),
+                (r, "mars", "SHOULD", "t2"),
+                (r, "eu", "MUST", ""),
+            ]),
+        ));
+        assert_eq!(o.len(), 2);
+        assert_eq!((o[0].msg_type, o[0].reply_to.clone()), (2, Some(ID)));
+        let v = policyhint::decode(P1Form::Message, 3, &o[1].payload).unwrap();
+        assert_eq!(
+            v,
+            PolicyMessage::Violation(PolicyViolation {
+                key: r.into(),
+                scope_ref: "t1".into(),
+                reason_code: "unsatisfiable".into()
+            })
+        );
+        // Unknown keys are ignored; a bad mode is refused.
+        assert_eq!(
+            outs(a.handle(1, &ID, &set(&[("x.y", "1", "MUST", "")]))).len(),
+            1
+        );
+        assert_eq!(
+            code(a.handle(1, &ID, &set(&[(r, "eu", "must", "")]))),
+            ErrorCode::InvalidProfilePayload
+        );
+    }
+}

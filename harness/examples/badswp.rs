@@ -26,7 +26,9 @@
 //! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
 //! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
 //!
-//! One mode is not broken: `relay-ack-publisher` sends the publisher a RELAY_ACK for each
+//! Two modes are not broken. `cred-err-replies` refuses SWP-CRED frames with a `CRED_ERR`
+//! carrying the canonical code instead of an error frame (what a manifest declares with
+//! `reject_signal.profile_errors`). `relay-ack-publisher` sends the publisher a RELAY_ACK for each
 //! delivery_id before its first delivery, the other reading of swp-relay §5 (SI-P19-2),
 //! which every relay vector must pass unless the manifest declares `RELAY_PUBLISHER_ACK: 0`.
 //!
@@ -41,7 +43,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{artifact, events, obs, policyhint, relay, rpc, state};
+use swp_profiles::p1::pb::{artifact, cred, events, obs, policyhint, relay, rpc, state};
 
 #[derive(Default)]
 struct Shared {
@@ -58,6 +60,8 @@ struct Shared {
     published: HashMap<Vec<u8>, u32>,
     /// delivery_ids the relay's publisher was sent a RELAY_ACK for (`relay-ack-publisher`).
     publisher_acked: HashSet<Vec<u8>>,
+    /// msg_ids of the client's SWP-CRED frames (`cred-err-replies`).
+    cred_frames: HashSet<Vec<u8>>,
 }
 
 fn frames(dec: &mut FrameDecoder, limits: &Limits) -> Vec<Envelope> {
@@ -159,6 +163,23 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
             }
             _ => vec![env],
         },
+        ("cred-err-replies", 1, 2) if s.cred_frames.remove(&env.msg_id[..]) => {
+            let v: serde_json::Value = serde_json::from_slice(&env.payload).unwrap_or_default();
+            let code = v
+                .pointer("/error/data/swp_error")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let e = cred::CredErr {
+                code,
+                message: "refused".into(),
+            };
+            vec![Envelope {
+                profile_id: 15,
+                msg_type: 4,
+                ..with_payload(&env, e.encode_to_vec())
+            }]
+        }
         ("relay-ack-publisher", 19, 1) => match relay::RelayPublish::decode(&env.payload[..]) {
             Ok(p) if s.publisher_acked.insert(p.delivery_id.to_vec()) => {
                 let ack = relay::RelayAck {
@@ -279,6 +300,10 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
             }
             _ => Some(env),
         },
+        ("cred-err-replies", 15, _) => {
+            s.cred_frames.insert(env.msg_id.to_vec());
+            Some(env)
+        }
         ("relay-accept-missing-id", 19, 1) => {
             let missing = relay::RelayPublish::decode(&env.payload[..])
                 .is_ok_and(|p| p.delivery_id.is_empty());

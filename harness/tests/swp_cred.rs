@@ -33,7 +33,13 @@ const CRED_PARAMS: &str = r#"  CRED_TYPE: swp.test.subject
 "#;
 
 /// A manifest for `badswp MODE` claiming profile 15, over stdio.
+/// `cred-err-replies` declares that it refuses with the profile's own error message.
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    let profile_errors = if mode == "cred-err-replies" {
+        "\n    profile_errors: true"
+    } else {
+        ""
+    };
     std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"name: badswp-{mode}
@@ -49,7 +55,7 @@ session:
   transport: stdio
   reject_signal:
     mode: error-frame
-    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}{profile_errors}
   probe:
     frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
     reply_profile_id: 1
@@ -119,6 +125,13 @@ fn set(ids: &[&str]) -> BTreeSet<String> {
 fn the_unbroken_proxy_passes_every_cred_and_policyhint_session_vector() {
     assert_eq!(failing("none", "cred", 7), set(&[]));
     assert_eq!(failing("none", "policyhint", 5), set(&[]));
+}
+
+/// A stack that refuses CRED frames with `CRED_ERR` rather than an error frame (SI-P-ERR),
+/// and says so in its manifest, passes every cred vector.
+#[test]
+fn refusing_with_cred_err_is_a_declared_choice() {
+    assert_eq!(failing("cred-err-replies", "cred", 7), set(&[]));
 }
 
 #[test]

@@ -219,6 +219,14 @@ pub struct RejectSignal {
     /// Undeclared, a close after a reject makes the vector's later steps inconclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<AfterReject>,
+    /// The endpoint may refuse a frame of an SWP-* profile (10, 11, 13-19) with that
+    /// profile's own error message (`CRED_ERR`, `RELAY_ERR`, ...) instead of an error frame.
+    /// Such a message then counts as the reject, with the code in its `code` field (a code
+    /// that is not canonical is graded as one the wire cannot show). The profile docs give
+    /// each profile an `*_ERR` class without saying when it replaces a reject
+    /// (docs/spec-issues-profiles.md SI-P-ERR).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile_errors: bool,
 }
 
 /// What an endpoint does with the stream after a reject.

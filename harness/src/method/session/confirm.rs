@@ -204,8 +204,22 @@ fn against_accepts(
     label: &str,
 ) -> Result<(), Box<StepFailure>> {
     let exp = "accept";
+    // Where the manifest says the endpoint refuses with a profile's own error message, such a
+    // message is a reject here too.
+    let o = match o {
+        Some(Obs::Reply(env)) if conv.spec.reject_signal.profile_errors => {
+            super::judge::profile_error(&env, conv.form).or(Some(Obs::Reply(env)))
+        }
+        o => o,
+    };
     match o {
         None | Some(Obs::Reply(_)) => Ok(()),
+        Some(Obs::Refused(what)) => Err(StepFailure::new(
+            Verdict::Fail,
+            format!("{label}refused with {what}, expected accept"),
+            exp,
+            what,
+        )),
         Some(Obs::Error { code, .. })
             if profile_level(&code)
                 && (conv.core_layer || pending.iter().any(|p| p.profile_may_refuse)) =>

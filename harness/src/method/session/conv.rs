@@ -52,6 +52,9 @@ pub enum Obs {
     Closed(String),
     /// The SUT sent octets that are not a valid frame.
     Garbage(String),
+    /// A profile's own error message refusing a frame, whose code is not a canonical one
+    /// (made by the reject judge under `reject_signal.profile_errors`, never by `next`).
+    Refused(String),
 }
 
 impl Obs {
@@ -62,6 +65,7 @@ impl Obs {
             Obs::Reply(e) => format!("frame profile_id={} msg_type={}", e.profile_id, e.msg_type),
             Obs::Closed(w) => format!("connection {w}"),
             Obs::Garbage(g) => g.clone(),
+            Obs::Refused(r) => r.clone(),
         }
     }
 }
@@ -91,6 +95,8 @@ pub struct Conv<'a> {
     pub forwarded: Option<(bytes::Bytes, bytes::Bytes)>,
     /// The error frame the last reject of this step arrived as, for `error_json`.
     pub last_error_frame: Option<Box<Envelope>>,
+    /// The SUT's P1 payload form, for reading profile error messages.
+    pub form: crate::p1::P1Form,
     /// The relay's acknowledgements of the harness's publishes, set aside from what the
     /// steps read (relay vectors only).
     pub publisher_acks: Option<super::relayack::PublisherAcks>,
@@ -159,6 +165,7 @@ impl<'a> Conv<'a> {
             last_error_frame: None,
             other: None,
             publisher_acks: None,
+            form: crate::p1::P1Form::Message,
             frames: FrameDecoder::new(reply_limits),
             reply_limits,
             read_total: 0,

@@ -63,11 +63,59 @@ pub fn reject(
     let deadline = conv.step_deadline();
     let got = loop {
         match conv.next(deadline) {
-            Some(Obs::Reply(_)) => continue,
+            Some(Obs::Reply(env)) => {
+                if conv.spec.reject_signal.profile_errors {
+                    if let Some(o) = profile_error(&env, inputs.p1_form) {
+                        break Some(o);
+                    }
+                }
+            }
             other => break other,
         }
     };
     reject_observed(conv, got, exp, terminates, inputs, c)
+}
+
+/// The `*_ERR` message of the SWP-* profiles whose error carries `code` as field 1, by
+/// (profile_id, msg_type). SWP-RPC's `RPC_ERR` is a call's outcome, not a refusal.
+const PROFILE_ERRORS: &[(u64, u64, &str)] = &[
+    (10, 4, "AGDISC_ERR"),
+    (11, 5, "TOOLDISC_ERR"),
+    (13, 5, "EVT_ERR"),
+    (14, 5, "ART_ERR"),
+    (15, 4, "CRED_ERR"),
+    (16, 4, "POLICY_ERR"),
+    (17, 4, "STATE_ERR"),
+    (18, 4, "OBS_ERR"),
+    (19, 5, "RELAY_ERR"),
+];
+
+/// Field 1 of a profile's error message; the rest is skipped.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ProfileErr {
+    #[prost(string, tag = "1")]
+    code: String,
+}
+
+/// A profile's own error message read as a reject (manifest `reject_signal.profile_errors`).
+pub(super) fn profile_error(env: &crate::frames::Envelope, form: crate::p1::P1Form) -> Option<Obs> {
+    let (_, _, name) = PROFILE_ERRORS
+        .iter()
+        .find(|(p, t, _)| (*p, *t) == (env.profile_id, env.msg_type))?;
+    let bare = form
+        .unwrap(env.profile_id, env.msg_type, &env.payload)
+        .ok()?;
+    let e = <ProfileErr as prost::Message>::decode(&bare[..]).ok()?;
+    if e.code.parse::<crate::frames::ErrorCode>().is_ok() {
+        return Some(Obs::Error {
+            code: e.code,
+            msg_id: env.msg_id.clone(),
+            frame: Box::new(env.clone()),
+        });
+    }
+    // A profile-specific code (or none) says the frame was refused, not which canonical
+    // code applies.
+    Some(Obs::Refused(format!("{name} {:?}", e.code)))
 }
 
 /// A request refused, not carried out (`denied`): the reject `exp`, or an answer that
@@ -211,6 +259,12 @@ fn reject_observed(
                 terminated: Some(true),
             }
         }
+        Some(Obs::Refused(what)) => Event::Reject {
+            code: None,
+            alias: None,
+            detail: Some(what),
+            terminated: None,
+        },
         Some(Obs::Garbage(g)) => return Err(c.fail(g, "invalid output")),
         // Replies were skipped above, so only a timeout reaches here: accepted, or hung?
         Some(Obs::Reply(_)) | None => {
@@ -263,6 +317,7 @@ pub fn reject_allowed(
             Some(Obs::Closed(why)) => {
                 return Ok(Some(format!("the connection {why}: a reject (allowed)")));
             }
+            Some(Obs::Refused(what)) => return Ok(Some(format!("{what} (allowed)"))),
             Some(Obs::Garbage(g)) => return Err(c.fail(g, "invalid output")),
             None => return Ok(None),
         }

@@ -252,6 +252,7 @@ impl TestMethod for SessionMethod<'_> {
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
         conv.upstream = upstream;
+        conv.form = self.sut.manifest.p1_payload;
         if v.namespace == "relay" {
             // A relay may or may not acknowledge its publisher (SI-P19-2): set those ACKs
             // aside and hold the manifest's declaration, if any, at the end.

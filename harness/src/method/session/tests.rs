@@ -1010,3 +1010,68 @@ fn task_ids_scoped_per_peer_pass_and_one_id_space_for_all_peers_fails() {
     assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
     assert!(f.why.starts_with("step 2"), "{}", f.why);
 }
+
+fn cred_err(code: &str) -> Recv {
+    let e = swp_profiles::p1::pb::cred::CredErr {
+        code: code.into(),
+        message: "refused".into(),
+    };
+    let env = Envelope {
+        version: 1,
+        profile_id: 15,
+        msg_type: 4,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from_static(b"cred-err-0001"),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::from(prost::Message::encode_to_vec(&e)),
+    };
+    Recv::Data(
+        e1::frame_bytes(&env)
+            .map(|b| b.to_vec())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_profile_error_message_is_a_reject_only_where_the_manifest_says_so() {
+    let declared = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}, profile_errors: true}",
+    );
+    let step = || vec![send("bad", 1, vec![reject(ErrorCode::SecurityPolicy)])];
+    // A canonical code in the message is graded as any reject's.
+    let s = run(
+        &declared,
+        answering(|_| cred_err("ERR_SECURITY_POLICY")),
+        &step(),
+    )
+    .0
+    .unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.code.as_deref(), Some("ERR_SECURITY_POLICY"));
+    // A profile-specific code shows a refusal, not which canonical code.
+    let f = failure(run(&declared, answering(|_| cred_err("expired")), &step()).0);
+    assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
+    // Undeclared, the message is just a frame: the probe shows the frame was accepted.
+    let f = failure(
+        run(
+            &spec(""),
+            answering(|_| cred_err("ERR_SECURITY_POLICY")),
+            &step(),
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+    // Declared, the same message where an accept belongs fails the accept.
+    let f = failure(
+        run(
+            &declared,
+            answering(|_| cred_err("expired")),
+            &[
+                send("bad", 1, vec![accept()]),
+                send("ok", 2, vec![accept()]),
+            ],
+        )
+        .0,
+    );
+    assert!(f.why.contains("refused with CRED_ERR"), "{f:?}");
+}

@@ -17,6 +17,9 @@
 //! | `artifact-resume-late` | a GET by resume token resumes one chunk past the point the token names | ARTIFACT-005, ARTIFACT-011 |
 //! | `state-alter-answer` | a stored blob comes back from STATE_GET with one octet changed | STATE-005 |
 //! | `state-accept-missing-parent` | the reject of a state naming a parent not held is swallowed | STATE-003 |
+//! | `agdisc-alter-card` | the card octets of every AGDISC_DOC come back with one octet changed | AGDISC-006, AGDISC-012 |
+//! | `agdisc-accept-no-revision` | the reject of a card without a schema revision is swallowed | AGDISC-011 |
+//! | `agdisc-not-modified-any` | a GET with any validator is answered not-modified | AGDISC-007 |
 //!
 //! `none` relays unchanged. Usage: `badswp MODE SWP_REF`. Payloads are the bare P1 message
 //! (the manifest declares `p1_payload: message`).
@@ -29,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{artifact, events, obs, rpc, state};
+use swp_profiles::p1::pb::{agdisc, artifact, events, obs, rpc, state};
 
 #[derive(Default)]
 struct Shared {
@@ -143,6 +146,15 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
             }
             _ => vec![env],
         },
+        ("agdisc-alter-card", 10, 2) => match agdisc::AgdiscDoc::decode(&env.payload[..]) {
+            Ok(mut d) if !d.card_payload.is_empty() => {
+                let mut b = d.card_payload.to_vec();
+                b[0] ^= 0x01;
+                d.card_payload = Bytes::from(b);
+                vec![with_payload(&env, d.encode_to_vec())]
+            }
+            _ => vec![env],
+        },
         _ => vec![env],
     }
 }
@@ -189,6 +201,19 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
             s.swallow.insert(env.msg_id.to_vec(), "offered hash");
             Some(env)
         }
+        ("agdisc-accept-no-revision", 10, 2) => {
+            s.swallow.insert(env.msg_id.to_vec(), "schema_revision");
+            Some(env)
+        }
+        ("agdisc-not-modified-any", 10, 1) => match agdisc::AgdiscGet::decode(&env.payload[..]) {
+            // Any validator is taken for the card's own, so the answer is always
+            // not-modified (the reference's etag, docs/profiles-c5-disc.md).
+            Ok(mut g) if !g.if_none_match.is_empty() => {
+                g.if_none_match = "\"d9b5a602b830d011\"".into();
+                Some(with_payload(&env, g.encode_to_vec()))
+            }
+            _ => Some(env),
+        },
         ("state-accept-missing-parent", 17, 1 | 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "does not exist");
             Some(env)

@@ -54,6 +54,7 @@ pub const PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "AGDISC_MAX_AGE_MS",
 ];
 
 /// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
@@ -68,6 +69,7 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "ARTIFACT_CHUNK_BYTES",
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
+    "AGDISC_MAX_AGE_MS",
 ];
 
 struct Parser<'a> {

@@ -32,6 +32,18 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
+    // SWP-AGDISC (docs/profiles-c5-disc.md): validators and explicit freshness are SHOULDs
+    // (§5), AGDISC_NOT_MODIFIED an optional class (§2), and an invalid stored card, a
+    // refused peer or an internal failure a state a SUT may have no way to be put in.
+    "AGDISC_ETAG",
+    "AGDISC_NOT_MODIFIED_ETAG",
+    "AGDISC_MAX_AGE_MS",
+    "AGDISC_INVALID_AGENT_ID",
+    "AGDISC_INVALID_CARD_CODE",
+    "AGDISC_UNAUTHORIZED_AGENT_ID",
+    "AGDISC_UNAUTHORIZED_CODE",
+    "AGDISC_INTERNAL_AGENT_ID",
+    "AGDISC_INTERNAL_CODE",
 ];
 
 /// The manifest's values.

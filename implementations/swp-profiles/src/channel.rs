@@ -1,9 +1,10 @@
-//! One channel of any of the five SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
+//! One channel of any of the SWP-* profiles served here (AGDISC 10, RPC 12, EVENTS 13,
 //! ARTIFACT 14, STATE 17, OBS 18) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
 
+use crate::agdisc::{self, AgdiscMessage};
 use crate::artifact::{self, ArtifactMessage};
 use crate::events::{self, EventsMessage};
 use crate::obs::{self, ObsMessage};
@@ -13,7 +14,8 @@ use crate::state::{self, StateMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 5] = [
+pub const PROFILES: [u64; 6] = [
+    agdisc::PROFILE_ID,
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
@@ -36,6 +38,8 @@ pub struct Config {
     pub artifact: artifact::Config,
     /// SWP-STATE.
     pub state: state::Config,
+    /// SWP-AGDISC.
+    pub agdisc: agdisc::Config,
 }
 
 /// A decoded message of one of the profiles.
@@ -51,6 +55,8 @@ pub enum Message {
     Artifact(ArtifactMessage),
     /// SWP-STATE.
     State(StateMessage),
+    /// SWP-AGDISC.
+    Agdisc(AgdiscMessage),
 }
 
 impl Message {
@@ -62,6 +68,7 @@ impl Message {
             Message::Obs(_) => obs::PROFILE_ID,
             Message::Artifact(_) => artifact::PROFILE_ID,
             Message::State(_) => state::PROFILE_ID,
+            Message::Agdisc(_) => agdisc::PROFILE_ID,
         }
     }
 
@@ -73,6 +80,7 @@ impl Message {
             Message::Obs(m) => m.msg_type(),
             Message::Artifact(m) => m.msg_type(),
             Message::State(m) => m.msg_type(),
+            Message::Agdisc(m) => m.msg_type(),
         }
     }
 
@@ -84,6 +92,7 @@ impl Message {
             Message::Obs(m) => obs::encode(form, m),
             Message::Artifact(m) => artifact::encode(form, m),
             Message::State(m) => state::encode(form, m),
+            Message::Agdisc(m) => agdisc::encode(form, m),
         }
     }
 }
@@ -102,6 +111,7 @@ pub fn decode(
         obs::PROFILE_ID => obs::decode(form, msg_type, payload).map(Message::Obs),
         artifact::PROFILE_ID => artifact::decode(form, msg_type, payload).map(Message::Artifact),
         state::PROFILE_ID => state::decode(form, msg_type, payload).map(Message::State),
+        agdisc::PROFILE_ID => agdisc::decode(form, msg_type, payload).map(Message::Agdisc),
         _ => return None,
     })
 }
@@ -119,6 +129,8 @@ pub enum Seen {
     Artifact(artifact::Seen),
     /// SWP-STATE.
     State(state::Seen),
+    /// SWP-AGDISC.
+    Agdisc(agdisc::Seen),
 }
 
 /// A refusal, with one canonical code.
@@ -142,6 +154,9 @@ pub enum ChannelError {
     /// The SWP-STATE store.
     #[error(transparent)]
     State(#[from] state::StoreError),
+    /// The SWP-AGDISC cache.
+    #[error(transparent)]
+    Agdisc(#[from] agdisc::CacheError),
 }
 
 impl ChannelError {
@@ -154,6 +169,7 @@ impl ChannelError {
             ChannelError::Obs(e) => e.code(),
             ChannelError::Artifact(e) => e.code(),
             ChannelError::State(e) => e.code(),
+            ChannelError::Agdisc(e) => e.code(),
         }
     }
 }
@@ -165,6 +181,7 @@ enum Machine {
     Obs(obs::Contexts),
     Artifact(artifact::Transfers),
     State(state::Store),
+    Agdisc(agdisc::Cache),
 }
 
 /// One channel of one profile.
@@ -186,6 +203,7 @@ impl Channel {
                 Machine::Artifact(artifact::Transfers::new(config.artifact.clone()))
             }
             state::PROFILE_ID => Machine::State(state::Store::new(config.state.clone())),
+            agdisc::PROFILE_ID => Machine::Agdisc(agdisc::Cache::new(config.agdisc.clone())),
             _ => return None,
         };
         Some(Channel {
@@ -240,6 +258,11 @@ impl Channel {
                 let m = state::decode(form, msg_type, payload)?;
                 let s = l.step(&m)?;
                 (Message::State(m), Seen::State(s))
+            }
+            Machine::Agdisc(l) => {
+                let m = agdisc::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Agdisc(m), Seen::Agdisc(s))
             }
         })
     }

@@ -50,6 +50,9 @@ pub fn config(form: P1Form) -> Config {
     c.state.max_states = 6;
     c.state.max_bytes = 64;
     c.state.max_pending = 2;
+    c.agdisc.max_cards = 2;
+    c.agdisc.max_pending = 2;
+    c.agdisc.max_card_bytes = 8;
     c
 }
 
@@ -63,7 +66,7 @@ const ALLOWED: [ErrorCode; 5] = [
 
 fn assigned(profile: u64, msg_type: u64) -> bool {
     let max = match profile {
-        crate::obs::PROFILE_ID | crate::state::PROFILE_ID => 4,
+        crate::obs::PROFILE_ID | crate::state::PROFILE_ID | crate::agdisc::PROFILE_ID => 4,
         _ => 5,
     };
     (1..=max).contains(&msg_type)
@@ -255,6 +258,29 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                 _ => M::Err(ArtErr::default()),
             })
         }
+        crate::agdisc::PROFILE_ID => {
+            use crate::agdisc::AgdiscMessage as M;
+            use pb::agdisc::*;
+            let names = ["", "a1", "a2"];
+            let agent_id = names[usize::from(pick(0, 3))].to_owned();
+            let etag = ["", "e1", "e2"][usize::from(pick(1, 3))].to_owned();
+            let cards: [&[u8]; 3] = [b"", b"card", b"other card"];
+            Message::Agdisc(match msg_type {
+                1 => M::Get(AgdiscGet {
+                    agent_id,
+                    if_none_match: etag,
+                }),
+                2 => M::Doc(AgdiscDoc {
+                    agent_id,
+                    schema_revision: ["", "1", "2"][usize::from(pick(2, 3))].to_owned(),
+                    card_payload: Bytes::from_static(cards[usize::from(pick(3, 3))]),
+                    etag,
+                    max_age_ms: u64::from(pick(4, 4)) * 1_000,
+                }),
+                3 => M::NotModified(AgdiscNotModified { agent_id, etag }),
+                _ => M::Err(AgdiscErr::default()),
+            })
+        }
         _ => {
             use crate::state::StateMessage as M;
             use pb::state::*;
@@ -291,7 +317,7 @@ pub fn run(data: &[u8]) {
     let Some((&head, mut rest)) = data.split_first() else {
         return;
     };
-    let profile = PROFILES[usize::from(head % 5)];
+    let profile = PROFILES[usize::from(head & 0x7f) % PROFILES.len()];
     let form = if head & 0x80 == 0 {
         P1Form::Message
     } else {

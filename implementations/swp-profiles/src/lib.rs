@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod agdisc;
 pub mod artifact;
 pub mod channel;
 pub mod events;

@@ -227,12 +227,48 @@ fn state() -> impl Strategy<Value = Message> {
     .prop_map(Message::State)
 }
 
+fn agdisc() -> impl Strategy<Value = Message> {
+    use swp_profiles::agdisc::AgdiscMessage;
+    use swp_profiles::p1::pb::agdisc as ag;
+    let name = || "[a-z]{1,6}";
+    prop_oneof![
+        (name(), "[a-z]{0,4}").prop_map(|(agent_id, if_none_match)| {
+            AgdiscMessage::Get(ag::AgdiscGet {
+                agent_id,
+                if_none_match,
+            })
+        }),
+        (name(), name(), id(), "[a-z]{0,4}", any::<u64>()).prop_map(
+            |(agent_id, schema_revision, card_payload, etag, max_age_ms)| {
+                AgdiscMessage::Doc(ag::AgdiscDoc {
+                    agent_id,
+                    schema_revision,
+                    card_payload,
+                    etag,
+                    max_age_ms,
+                })
+            }
+        ),
+        (name(), name()).prop_map(|(agent_id, etag)| {
+            AgdiscMessage::NotModified(ag::AgdiscNotModified { agent_id, etag })
+        }),
+        ("[a-z]{0,6}", "[a-z]{0,6}")
+            .prop_map(|(code, message)| AgdiscMessage::Err(ag::AgdiscErr { code, message })),
+    ]
+    .prop_map(Message::Agdisc)
+}
+
 fn any_message() -> impl Strategy<Value = Message> {
-    prop_oneof![rpc(), events(), obs(), artifact(), state()]
+    prop_oneof![rpc(), events(), obs(), artifact(), state(), agdisc()]
 }
 
 fn assigned(profile: u64, t: u64) -> bool {
-    (1..=if profile == 17 || profile == 18 { 4 } else { 5 }).contains(&t)
+    (1..=if matches!(profile, 10 | 17 | 18) {
+        4
+    } else {
+        5
+    })
+        .contains(&t)
 }
 
 proptest! {
@@ -252,7 +288,7 @@ proptest! {
     /// Arbitrary octets never panic the decoders; the only msg_type refusal is for an
     /// unassigned one.
     #[test]
-    fn decode_never_panics(p in 0usize..5, t in 0u64..9, wrapper in any::<bool>(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+    fn decode_never_panics(p in 0usize..PROFILES.len(), t in 0u64..9, wrapper in any::<bool>(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let profile = PROFILES[p];
         let form = if wrapper { P1Form::Wrapper } else { P1Form::Message };
         match channel::decode(profile, form, t, &bytes) {
@@ -266,7 +302,7 @@ proptest! {
 /// A profile the channel does not serve is refused at construction, not by panicking.
 #[test]
 fn other_profiles_are_not_served() {
-    for p in [0, 1, 2, 10, 11, 15, 16, 19, 20] {
+    for p in [0, 1, 2, 11, 15, 16, 19, 20] {
         assert!(channel::decode(p, P1Form::Message, 1, b"").is_none(), "{p}");
         assert!(
             channel::Channel::new(p, &channel::Config::default()).is_none(),

@@ -3,6 +3,7 @@
 //! (`vectors/requirements/swp-*.yaml`), then the round trips in both P1 forms, decoding that
 //! never panics, and the stable-toolchain counterpart of the fuzz target.
 
+mod agdisc;
 mod artifact;
 mod events;
 mod forms;

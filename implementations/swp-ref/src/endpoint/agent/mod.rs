@@ -13,6 +13,7 @@
 //! method, filter, artifact or state) is answered with the profile's own message
 //! (`RPC_ERR`, `EVT_ERR`, `ART_ERR`, `STATE_ERR`).
 
+pub mod agdisc;
 pub mod artifact;
 pub mod events;
 pub mod obs;
@@ -24,7 +25,8 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 5] = [
+pub const PROFILES: [u64; 6] = [
+    swp_profiles::agdisc::PROFILE_ID,
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
@@ -102,6 +104,7 @@ pub struct Agent {
     obs: obs::Agent,
     artifact: artifact::Agent,
     state: state::Agent,
+    agdisc: agdisc::Agent,
 }
 
 impl Agent {
@@ -113,6 +116,7 @@ impl Agent {
             obs: obs::Agent::new(form),
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
+            agdisc: agdisc::Agent::new(form),
         }
     }
 
@@ -139,6 +143,9 @@ impl Agent {
                 self.artifact.handle(msg_type, msg_id, payload, scope)
             }
             swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
+            swp_profiles::agdisc::PROFILE_ID => {
+                self.agdisc.handle(msg_type, msg_id, payload, scope, now_ms)
+            }
             _ => Action::Nothing,
         }
     }

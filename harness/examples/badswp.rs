@@ -20,6 +20,9 @@
 //! | `agdisc-alter-card` | the card octets of every AGDISC_DOC come back with one octet changed | AGDISC-006, AGDISC-012 |
 //! | `agdisc-accept-no-revision` | the reject of a card without a schema revision is swallowed | AGDISC-011 |
 //! | `agdisc-not-modified-any` | a GET with any validator is answered not-modified | AGDISC-007 |
+//! | `tooldisc-drop-page-token` | every listing page comes without its next_page_token, so the listing stops after one page | TOOLDISC-008 |
+//! | `tooldisc-accept-bad-schema-ref` | the reject of a descriptor whose schema reference is invalid is swallowed | TOOLDISC-011 |
+//! | `tooldisc-ignore-version` | a GET's version selector is dropped on the way in, so the default version answers | TOOLDISC-009, TOOLDISC-013 |
 //!
 //! `none` relays unchanged. Usage: `badswp MODE SWP_REF`. Payloads are the bare P1 message
 //! (the manifest declares `p1_payload: message`).
@@ -32,7 +35,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{agdisc, artifact, events, obs, rpc, state};
+use swp_profiles::p1::pb::{agdisc, artifact, events, obs, rpc, state, tooldisc};
 
 #[derive(Default)]
 struct Shared {
@@ -155,6 +158,15 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
             }
             _ => vec![env],
         },
+        ("tooldisc-drop-page-token", 11, 2) => {
+            match tooldisc::TooldiscListResp::decode(&env.payload[..]) {
+                Ok(mut p) if !p.next_page_token.is_empty() => {
+                    p.next_page_token.clear();
+                    vec![with_payload(&env, p.encode_to_vec())]
+                }
+                _ => vec![env],
+            }
+        }
         _ => vec![env],
     }
 }
@@ -214,6 +226,19 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
             }
             _ => Some(env),
         },
+        ("tooldisc-accept-bad-schema-ref", 11, 2 | 4) => {
+            s.swallow.insert(env.msg_id.to_vec(), "content hash");
+            Some(env)
+        }
+        ("tooldisc-ignore-version", 11, 3) => {
+            match tooldisc::TooldiscGetReq::decode(&env.payload[..]) {
+                Ok(mut g) if !g.version.is_empty() => {
+                    g.version.clear();
+                    Some(with_payload(&env, g.encode_to_vec()))
+                }
+                _ => Some(env),
+            }
+        }
         ("state-accept-missing-parent", 17, 1 | 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "does not exist");
             Some(env)

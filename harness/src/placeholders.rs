@@ -44,6 +44,9 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "AGDISC_UNAUTHORIZED_CODE",
     "AGDISC_INTERNAL_AGENT_ID",
     "AGDISC_INTERNAL_CODE",
+    // SWP-TOOLDISC: paging and filtering are a SHOULD (§5).
+    "TOOLDISC_PAGE_TOKEN",
+    "TOOLDISC_FILTER",
 ];
 
 /// The manifest's values.

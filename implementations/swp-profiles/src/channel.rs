@@ -1,4 +1,4 @@
-//! One channel of any of the SWP-* profiles served here (AGDISC 10, RPC 12, EVENTS 13,
+//! One channel of any of the SWP-* profiles served here (AGDISC 10, TOOLDISC 11, RPC 12, EVENTS 13,
 //! ARTIFACT 14, STATE 17, OBS 18) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
@@ -11,11 +11,13 @@ use crate::obs::{self, ObsMessage};
 use crate::payload::{P1Form, PayloadError};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
+use crate::tooldisc::{self, TooldiscMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 6] = [
+pub const PROFILES: [u64; 7] = [
     agdisc::PROFILE_ID,
+    tooldisc::PROFILE_ID,
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
@@ -40,6 +42,8 @@ pub struct Config {
     pub state: state::Config,
     /// SWP-AGDISC.
     pub agdisc: agdisc::Config,
+    /// SWP-TOOLDISC.
+    pub tooldisc: tooldisc::Config,
 }
 
 /// A decoded message of one of the profiles.
@@ -57,6 +61,8 @@ pub enum Message {
     State(StateMessage),
     /// SWP-AGDISC.
     Agdisc(AgdiscMessage),
+    /// SWP-TOOLDISC.
+    Tooldisc(TooldiscMessage),
 }
 
 impl Message {
@@ -69,6 +75,7 @@ impl Message {
             Message::Artifact(_) => artifact::PROFILE_ID,
             Message::State(_) => state::PROFILE_ID,
             Message::Agdisc(_) => agdisc::PROFILE_ID,
+            Message::Tooldisc(_) => tooldisc::PROFILE_ID,
         }
     }
 
@@ -81,6 +88,7 @@ impl Message {
             Message::Artifact(m) => m.msg_type(),
             Message::State(m) => m.msg_type(),
             Message::Agdisc(m) => m.msg_type(),
+            Message::Tooldisc(m) => m.msg_type(),
         }
     }
 
@@ -93,6 +101,7 @@ impl Message {
             Message::Artifact(m) => artifact::encode(form, m),
             Message::State(m) => state::encode(form, m),
             Message::Agdisc(m) => agdisc::encode(form, m),
+            Message::Tooldisc(m) => tooldisc::encode(form, m),
         }
     }
 }
@@ -112,6 +121,7 @@ pub fn decode(
         artifact::PROFILE_ID => artifact::decode(form, msg_type, payload).map(Message::Artifact),
         state::PROFILE_ID => state::decode(form, msg_type, payload).map(Message::State),
         agdisc::PROFILE_ID => agdisc::decode(form, msg_type, payload).map(Message::Agdisc),
+        tooldisc::PROFILE_ID => tooldisc::decode(form, msg_type, payload).map(Message::Tooldisc),
         _ => return None,
     })
 }
@@ -131,6 +141,8 @@ pub enum Seen {
     State(state::Seen),
     /// SWP-AGDISC.
     Agdisc(agdisc::Seen),
+    /// SWP-TOOLDISC.
+    Tooldisc(tooldisc::Seen),
 }
 
 /// A refusal, with one canonical code.
@@ -157,6 +169,9 @@ pub enum ChannelError {
     /// The SWP-AGDISC cache.
     #[error(transparent)]
     Agdisc(#[from] agdisc::CacheError),
+    /// The SWP-TOOLDISC catalog judge.
+    #[error(transparent)]
+    Tooldisc(#[from] tooldisc::CatalogError),
 }
 
 impl ChannelError {
@@ -170,6 +185,7 @@ impl ChannelError {
             ChannelError::Artifact(e) => e.code(),
             ChannelError::State(e) => e.code(),
             ChannelError::Agdisc(e) => e.code(),
+            ChannelError::Tooldisc(e) => e.code(),
         }
     }
 }
@@ -182,6 +198,7 @@ enum Machine {
     Artifact(artifact::Transfers),
     State(state::Store),
     Agdisc(agdisc::Cache),
+    Tooldisc(tooldisc::Catalog),
 }
 
 /// One channel of one profile.
@@ -204,6 +221,9 @@ impl Channel {
             }
             state::PROFILE_ID => Machine::State(state::Store::new(config.state.clone())),
             agdisc::PROFILE_ID => Machine::Agdisc(agdisc::Cache::new(config.agdisc.clone())),
+            tooldisc::PROFILE_ID => {
+                Machine::Tooldisc(tooldisc::Catalog::new(config.tooldisc.clone()))
+            }
             _ => return None,
         };
         Some(Channel {
@@ -263,6 +283,11 @@ impl Channel {
                 let m = agdisc::decode(form, msg_type, payload)?;
                 let s = l.step(now_ms, scope, &m)?;
                 (Message::Agdisc(m), Seen::Agdisc(s))
+            }
+            Machine::Tooldisc(l) => {
+                let m = tooldisc::decode(form, msg_type, payload)?;
+                let s = l.step(scope, &m)?;
+                (Message::Tooldisc(m), Seen::Tooldisc(s))
             }
         })
     }

@@ -53,6 +53,9 @@ pub fn config(form: P1Form) -> Config {
     c.agdisc.max_cards = 2;
     c.agdisc.max_pending = 2;
     c.agdisc.max_card_bytes = 8;
+    c.tooldisc.max_entries = 3;
+    c.tooldisc.max_pending = 2;
+    c.tooldisc.max_walk_tools = 3;
     c
 }
 
@@ -256,6 +259,40 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                     chunk_index: u64::from(pick(1, 4)),
                 }),
                 _ => M::Err(ArtErr::default()),
+            })
+        }
+        crate::tooldisc::PROFILE_ID => {
+            use crate::tooldisc::TooldiscMessage as M;
+            use pb::tooldisc::*;
+            let tool = |i: usize| ToolDescriptor {
+                tool_id: ["", "t1", "t2"][usize::from(pick(i, 3))].to_owned(),
+                name: ["", "n"][usize::from(pick(i + 1, 2))].to_owned(),
+                version: ["", "1", "2"][usize::from(pick(i + 2, 3))].to_owned(),
+                schema_ref: ["", "urn:x", "sha256:zz", "https://s/x"][usize::from(pick(i + 3, 4))]
+                    .to_owned(),
+                descriptor_payload: Bytes::new(),
+            };
+            let token = ["", "p1", "p2"][usize::from(pick(0, 3))].to_owned();
+            Message::Tooldisc(match msg_type {
+                1 => M::ListReq(TooldiscListReq {
+                    page_size: u32::from(pick(1, 3)),
+                    page_token: token,
+                    filter: ["", "f"][usize::from(pick(2, 2))].to_owned(),
+                }),
+                2 => M::ListResp(TooldiscListResp {
+                    tools: (0..usize::from(pick(1, 3)))
+                        .map(|j| tool(3 + 4 * j))
+                        .collect(),
+                    next_page_token: token,
+                }),
+                3 => M::GetReq(TooldiscGetReq {
+                    tool_id: ["", "t1", "t2"][usize::from(pick(1, 3))].to_owned(),
+                    version: ["", "1", "2"][usize::from(pick(2, 3))].to_owned(),
+                }),
+                4 => M::GetResp(TooldiscGetResp {
+                    tool: (pick(1, 4) != 0).then(|| tool(2)),
+                }),
+                _ => M::Err(TooldiscErr::default()),
             })
         }
         crate::agdisc::PROFILE_ID => {

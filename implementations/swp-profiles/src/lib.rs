@@ -21,5 +21,6 @@ pub mod p1;
 pub mod payload;
 pub mod rpc;
 pub mod state;
+pub mod tooldisc;
 
 pub use p1::P1Form;

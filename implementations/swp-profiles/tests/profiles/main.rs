@@ -11,6 +11,7 @@ mod fuzz_soak;
 mod obs;
 mod rpc;
 mod state;
+mod tooldisc;
 
 use swp_profiles::P1Form;
 

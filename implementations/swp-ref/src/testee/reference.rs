@@ -18,7 +18,9 @@ pub enum ConfigError {
     #[error("limit {0} does not fit in usize")]
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
-    #[error("cannot validate the payloads of profile {0} (only 1, 2, 10, 12, 13, 14, 17 and 18)")]
+    #[error(
+        "cannot validate the payloads of profile {0} (only 1, 2, 10, 11, 12, 13, 14, 17 and 18)"
+    )]
     Validate(u64),
 }
 
@@ -290,8 +292,8 @@ mod tests {
 
     #[test]
     fn other_profiles_cannot_be_validated() {
-        // SWP-TOOLDISC (11) has no machine yet; 99 is no profile at all.
-        for p in [11, 99] {
+        // SWP-CRED (15) has no machine here; 99 is no profile at all.
+        for p in [15, 99] {
             assert_eq!(
                 ProfileCheck::new(&[12, p], P1PayloadForm::Message).err(),
                 Some(ConfigError::Validate(p))

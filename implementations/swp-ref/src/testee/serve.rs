@@ -20,6 +20,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "validate:1",
     "validate:2",
     "validate:10",
+    "validate:11",
     "validate:12",
     "validate:13",
     "validate:14",

@@ -19,14 +19,16 @@ pub mod events;
 pub mod obs;
 pub mod rpc;
 pub mod state;
+pub mod tooldisc;
 
 use super::reply::Reject;
 use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 6] = [
+pub const PROFILES: [u64; 7] = [
     swp_profiles::agdisc::PROFILE_ID,
+    swp_profiles::tooldisc::PROFILE_ID,
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
@@ -105,6 +107,7 @@ pub struct Agent {
     artifact: artifact::Agent,
     state: state::Agent,
     agdisc: agdisc::Agent,
+    tooldisc: tooldisc::Agent,
 }
 
 impl Agent {
@@ -117,6 +120,7 @@ impl Agent {
             artifact: artifact::Agent::new(form),
             state: state::Agent::new(form),
             agdisc: agdisc::Agent::new(form),
+            tooldisc: tooldisc::Agent::new(form),
         }
     }
 
@@ -145,6 +149,9 @@ impl Agent {
             swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
             swp_profiles::agdisc::PROFILE_ID => {
                 self.agdisc.handle(msg_type, msg_id, payload, scope, now_ms)
+            }
+            swp_profiles::tooldisc::PROFILE_ID => {
+                self.tooldisc.handle(msg_type, msg_id, payload, scope)
             }
             _ => Action::Nothing,
         }

@@ -64,6 +64,10 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                 }
                 s
             }
+            Expectation::Denied(r) => format!(
+                "denied ({} or a refusing answer)",
+                describe_expected(std::slice::from_ref(r))
+            ),
             Expectation::Nothing => "nothing".into(),
             Expectation::Close => "close".into(),
             Expectation::Silence { ms } => format!("silence {ms} ms"),

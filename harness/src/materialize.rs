@@ -106,6 +106,9 @@ pub enum Expectation {
     Forwarded,
     /// The sent frame's payload (and profile_id, msg_type) arrive on the other side.
     ForwardedPayload,
+    /// The request sent is refused: the `Reject` inside, or an answer that refuses in the
+    /// request's own profile (a JSON-RPC error, an A2A Result with `ok: false`).
+    Denied(Box<Expectation>),
 }
 
 /// One message pattern of a `flow` expectation, concrete.
@@ -151,6 +154,8 @@ pub struct ConcreteStep {
     pub note: Option<String>,
     /// Which connection sends (intermediary topology).
     pub upstream: bool,
+    /// The step runs on the second connection (the second client identity).
+    pub second: bool,
     /// Receiver clock.
     pub now_ms: u64,
     /// The action.
@@ -509,6 +514,28 @@ fn fields(ctx: &Ctx<'_>, f: &FieldsSpec) -> Result<Fields, MaterialiseError> {
     })
 }
 
+/// A `reject` (or the reject a `denied` allows) as an expectation.
+fn reject(r: &RejectSpec) -> Result<Expectation, MaterialiseError> {
+    Ok(match r {
+        RejectSpec::Code(c) => Expectation::Reject {
+            allowed: vec![code(c)?],
+            terminates: None,
+            code_requirements: Vec::new(),
+        },
+        RejectSpec::Full(f) => {
+            let mut allowed = vec![code(&f.code)?];
+            for c in &f.also {
+                allowed.push(code(c)?);
+            }
+            Expectation::Reject {
+                allowed,
+                terminates: f.terminates,
+                code_requirements: f.code_requirements.clone(),
+            }
+        }
+    })
+}
+
 fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, MaterialiseError> {
     Ok(Some(match e {
         Expect::Accept(a) => Expectation::Accept {
@@ -523,22 +550,8 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             reject_allowed: a.reject_allowed,
             answered: a.answered,
         },
-        Expect::Reject(RejectSpec::Code(c)) => Expectation::Reject {
-            allowed: vec![code(c)?],
-            terminates: None,
-            code_requirements: Vec::new(),
-        },
-        Expect::Reject(RejectSpec::Full(f)) => {
-            let mut allowed = vec![code(&f.code)?];
-            for c in &f.also {
-                allowed.push(code(c)?);
-            }
-            Expectation::Reject {
-                allowed,
-                terminates: f.terminates,
-                code_requirements: f.code_requirements.clone(),
-            }
-        }
+        Expect::Reject(r) => reject(r)?,
+        Expect::Denied(r) => Expectation::Denied(Box::new(reject(r)?)),
         // `nothing` is the empty list of events.
         Expect::Nothing => return Ok(None),
         Expect::Identity => Expectation::Identity,
@@ -676,6 +689,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
                 rep,
                 note: s.note.clone(),
                 upstream: s.side == Some(crate::catalog::vector::Side::Upstream),
+                second: s.second_connection,
                 now_ms,
                 action,
                 expect: expect.clone(),

@@ -19,8 +19,11 @@ pub struct Row {
     pub level: Level,
     /// How testable.
     pub testable: Testable,
-    /// Vectors naming it (directly or by alias).
+    /// Vectors naming it (directly or by alias), then those of the requirements it restates.
     pub vectors: Vec<String>,
+    /// The requirements it restates (registry `restates`): the same rule stated in another
+    /// document, so a vector of theirs tests it too.
+    pub via: Vec<String>,
     /// Summary.
     pub summary: String,
 }
@@ -55,7 +58,18 @@ pub fn rows(cat: &Catalog) -> Vec<Row> {
             section: e.req.section.clone(),
             level: e.req.level,
             testable: e.req.testable,
-            vectors: by_req.get(e.req.id.as_str()).cloned().unwrap_or_default(),
+            vectors: {
+                let mut v = by_req.get(e.req.id.as_str()).cloned().unwrap_or_default();
+                for t in &e.req.restates {
+                    for x in by_req.get(t.as_str()).into_iter().flatten() {
+                        if !v.contains(x) {
+                            v.push(x.clone());
+                        }
+                    }
+                }
+                v
+            },
+            via: e.req.restates.clone(),
             summary: e.req.summary.clone(),
         })
         .collect();
@@ -86,7 +100,9 @@ pub fn render(cat: &Catalog, only_uncovered: bool) -> String {
             doc = &r.document;
             let _ = writeln!(s, "\n## {doc}");
         }
-        let status = if covered {
+        let status = if covered && !r.via.is_empty() {
+            format!("{} (restates {})", r.vectors.join(", "), r.via.join(", "))
+        } else if covered {
             r.vectors.join(", ")
         } else if r.testable == Testable::Process {
             "not-testable (process duty)".to_owned()

@@ -108,7 +108,7 @@ fn a_gateway_that_falls_back_to_internal_error_is_caught_by_the_canonical_table_
     let rs = run(&cat, &sut, &dir);
     let want: BTreeSet<String> = [
         "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0012", "0013", "0014", "0017",
-        "0020",
+        "0020", "0021",
     ]
     .iter()
     .map(|n| format!("gateway_{n}"))

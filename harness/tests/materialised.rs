@@ -212,6 +212,7 @@ fn expectation(e: &Expectation) -> String {
             }
             s
         }
+        Expectation::Denied(r) => format!("denied ({})", expectation(r)),
         Expectation::Nothing => "nothing".into(),
         Expectation::Close => "close".into(),
         Expectation::Silence { ms } => format!("silence {ms} ms"),

@@ -301,6 +301,16 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                     .into(),
             ),
         }
+        if s.second_connection
+            && (v.methods != [Method::Session] || s.side.is_some() || v.topology.is_some())
+        {
+            sink.at(
+                path,
+                text,
+                "second_connection",
+                "`second_connection` is a second client of an endpoint: it needs `methods: [session]`, no `side` and no `topology`".into(),
+            );
+        }
         if s.mcp.is_none() && s.expect.as_slice().is_empty() {
             sink.at(
                 path,
@@ -328,8 +338,19 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
         }
         for e in s.expect.as_slice() {
             match e {
-                Expect::Reject(RejectSpec::Code(c)) => check_code(sink, path, text, c),
-                Expect::Reject(RejectSpec::Full(f)) => {
+                Expect::Denied(_) if v.methods.iter().any(|m| *m != Method::Session) => {
+                    sink.at(
+                        path,
+                        text,
+                        "denied",
+                        "`denied` reads what an endpoint answers: it needs `methods: [session]`"
+                            .into(),
+                    );
+                }
+                Expect::Reject(RejectSpec::Code(c)) | Expect::Denied(RejectSpec::Code(c)) => {
+                    check_code(sink, path, text, c)
+                }
+                Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) => {
                     for r in &f.code_requirements {
                         if reg.resolve(r).is_none() {
                             sink.at(

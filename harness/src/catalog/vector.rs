@@ -205,6 +205,9 @@ pub enum ClientCert {
     Expired,
     /// From a CA the SUT does not trust.
     Untrusted,
+    /// The harness's second valid identity, which the SUT authenticates like the first and
+    /// authorizes as its manifest declares (`tls.second_identity`).
+    Second,
 }
 
 /// Unknown-profile handling a SUT declares.
@@ -239,6 +242,12 @@ pub struct Step {
     /// Which connection sends (intermediary topology; default `client`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub side: Option<Side>,
+    /// This step sends and reads on a second connection to the endpoint, opened with the
+    /// harness's second client identity (session, TLS, `tls.second_identity`) and open for
+    /// the whole vector beside the first: what one peer does must not change what the
+    /// other may do (tenant-scoped ids, authorization).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub second_connection: bool,
     /// Run this step this many times (each with a fresh default msg_id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Num>,
@@ -271,7 +280,8 @@ impl Vector {
         let mut out: Vec<&str> = self.requirements.iter().map(String::as_str).collect();
         for s in &self.steps {
             for e in s.expect.as_slice() {
-                if let Expect::Reject(RejectSpec::Full(f)) = e {
+                if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e
+                {
                     out.extend(f.code_requirements.iter().map(String::as_str));
                 }
             }
@@ -473,6 +483,13 @@ pub enum Expect {
     Flow(Vec<FlowMessage>),
     /// The next frame from the SUT matches (session).
     Reply(Box<ReplySpec>),
+    /// The request this step sent is refused, not carried out (session; authorization
+    /// vectors). A reject with these codes passes as `reject` would (a close where the
+    /// manifest allows one; another code fails only the `code_requirements`). So does an
+    /// answer that refuses in the request's own profile: a JSON-RPC error response to the
+    /// request's msg_id (profile 1), or an A2A Result with `ok: false` before any Event
+    /// (profile 2). A success answer, or an A2A Event, means the request was carried out.
+    Denied(RejectSpec),
     /// The error frame of the `reject` before it in this step carries this JSON (objects
     /// by subset): how a core error is surfaced as JSON-RPC (session).
     ErrorJson(serde_json::Value),

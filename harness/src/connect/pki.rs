@@ -1,5 +1,6 @@
 //! Test PKI generated at run time (rcgen): a trusted CA, the SUT's server certificate, the
-//! harness's client identity, and the bad variants the S1 vectors need (an expired client
+//! harness's client identity, a second client identity from the same CA (the authorization
+//! vectors that need two peers), and the bad variants the S1 vectors need (an expired client
 //! certificate, one from an untrusted CA). Nothing here is checked in: keys are made fresh.
 
 use rcgen::{
@@ -11,6 +12,10 @@ use std::path::{Path, PathBuf};
 /// The SAN URI of the harness's client certificate: the identity a conformant S1 endpoint
 /// must surface to its profile layer.
 pub const CLIENT_IDENTITY: &str = "spiffe://swp-conform.test/harness-client";
+
+/// The SAN URI of the harness's second client certificate: a peer the SUT authenticates
+/// like the first but authorizes less (a manifest says what it may not do).
+pub const SECOND_CLIENT_IDENTITY: &str = "spiffe://swp-conform.test/harness-client-2";
 
 /// PEM files of a generated PKI.
 #[derive(Debug, Clone)]
@@ -27,6 +32,10 @@ pub struct Pki {
     pub client_cert: PathBuf,
     /// Its key.
     pub client_key: PathBuf,
+    /// The harness's second valid client certificate ([`SECOND_CLIENT_IDENTITY`]).
+    pub second_cert: PathBuf,
+    /// Its key.
+    pub second_key: PathBuf,
     /// A client certificate from the same CA whose validity ended in 2020.
     pub expired_cert: PathBuf,
     /// Its key.
@@ -100,11 +109,17 @@ pub fn generate(dir: &Path) -> Result<Pki, PkiError> {
         SanType::DnsName("localhost".try_into()?),
         SanType::IpAddress(std::net::IpAddr::from([127, 0, 0, 1])),
     ];
-    let client_sans = || -> Result<Vec<SanType>, PkiError> {
-        Ok(vec![SanType::URI(CLIENT_IDENTITY.try_into()?)])
-    };
+    let sans =
+        |uri: &str| -> Result<Vec<SanType>, PkiError> { Ok(vec![SanType::URI(uri.try_into()?)]) };
+    let client_sans = || sans(CLIENT_IDENTITY);
     let (server, server_key) = leaf(&issuer, "swp-sut", server_sans, false)?;
     let (client, client_key) = leaf(&issuer, "harness-client", client_sans()?, false)?;
+    let (second, second_key) = leaf(
+        &issuer,
+        "harness-client-2",
+        sans(SECOND_CLIENT_IDENTITY)?,
+        false,
+    )?;
     let (expired, expired_key) = leaf(&issuer, "harness-client-expired", client_sans()?, true)?;
     let (untrusted, untrusted_key) =
         leaf(&rogue, "harness-client-untrusted", client_sans()?, false)?;
@@ -115,6 +130,8 @@ pub fn generate(dir: &Path) -> Result<Pki, PkiError> {
         server_key: write("server.key", &server_key)?,
         client_cert: write("client.pem", &client)?,
         client_key: write("client.key", &client_key)?,
+        second_cert: write("client-2.pem", &second)?,
+        second_key: write("client-2.key", &second_key)?,
         expired_cert: write("client-expired.pem", &expired)?,
         expired_key: write("client-expired.key", &expired_key)?,
         untrusted_cert: write("client-untrusted.pem", &untrusted)?,

@@ -717,6 +717,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         corrupt_record: false,
         replay_record: false,
         side: None,
+        second_connection: false,
         repeat: None,
         at_ms: None,
         mcp: None,

@@ -154,6 +154,27 @@ pub struct TlsSpec {
     /// generated PKIs use their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_identity: Option<String>,
+    /// A second client identity the endpoint authenticates but authorizes less, for the
+    /// vectors about authorization bound to the channel identity (A2A-016, MCP-028).
+    /// Absent: those vectors are not applicable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_identity: Option<SecondIdentity>,
+}
+
+/// The harness's second client identity (manifest `tls.second_identity`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecondIdentity {
+    /// Its certificate (`pki: files`; a generated PKI makes its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert: Option<PathBuf>,
+    /// Its key (`pki: files`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<PathBuf>,
+    /// The identity the endpoint surfaces for it (`pki: files`; a generated PKI's is
+    /// `spiffe://swp-conform.test/harness-client-2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_identity: Option<String>,
 }
 
 fn default_server_name() -> String {

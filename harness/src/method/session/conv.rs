@@ -91,10 +91,33 @@ pub struct Conv<'a> {
     pub forwarded: Option<(bytes::Bytes, bytes::Bytes)>,
     /// The error frame the last reject of this step arrived as, for `error_json`.
     pub last_error_frame: Option<Box<Envelope>>,
+    /// The connection not in use: the second connection while the first is in use, and
+    /// the first while a `second_connection` step runs.
+    pub other: Option<Peer>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
     closed: Option<String>,
+}
+
+/// One connection to the endpoint with its read state, parked while the other is in use.
+pub struct Peer {
+    wire: Box<dyn Wire>,
+    frames: FrameDecoder,
+    read_total: u64,
+    closed: Option<String>,
+}
+
+impl Peer {
+    /// A fresh connection to park beside a conversation with these reply limits.
+    pub fn new(wire: Box<dyn Wire>, max_frame_bytes: u32) -> Self {
+        Peer {
+            wire,
+            frames: FrameDecoder::new(reply_limits(max_frame_bytes)),
+            read_total: 0,
+            closed: None,
+        }
+    }
 }
 
 /// Limits for reading the endpoint's own frames: its frame bound, nothing else, so a reply
@@ -131,11 +154,27 @@ impl<'a> Conv<'a> {
             core_layer,
             forwarded: None,
             last_error_frame: None,
+            other: None,
             frames: FrameDecoder::new(reply_limits),
             reply_limits,
             read_total: 0,
             closed: None,
         }
+    }
+
+    /// Switches to the parked connection (and parks the one in use), noting it in the
+    /// transcript; false when there is none.
+    pub fn switch(&mut self, to: &str) -> bool {
+        let Some(mut p) = self.other.take() else {
+            return false;
+        };
+        std::mem::swap(&mut self.wire, &mut p.wire);
+        std::mem::swap(&mut self.frames, &mut p.frames);
+        std::mem::swap(&mut self.read_total, &mut p.read_total);
+        std::mem::swap(&mut self.closed, &mut p.closed);
+        self.other = Some(p);
+        self.note(format!("on the {to} connection"));
+        true
     }
 
     /// Milliseconds since the vector started.

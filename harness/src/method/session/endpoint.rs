@@ -11,6 +11,7 @@ use crate::sut::{PkiSource, Reach, SessionSpec, Transport};
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Setting up the endpoint or a connection to it failed.
@@ -57,6 +58,10 @@ pub struct Endpoint {
     server: Option<Supervised>,
     addr: Option<String>,
     listener: Option<TcpListener>,
+    /// TLS client configurations built so far, per certificate choice and TLS 1.2-only:
+    /// each vector opens its own connection, and reading the PEM files and building the
+    /// root store again for each was needless work.
+    tls_configs: Vec<((ClientCert, bool), Arc<rustls::ClientConfig>)>,
 }
 
 impl Endpoint {
@@ -91,6 +96,7 @@ impl Endpoint {
             base,
             work: work.to_owned(),
             pki,
+            tls_configs: Vec::new(),
             server: None,
             listener,
         })
@@ -112,6 +118,12 @@ impl Endpoint {
             v.insert("TLS_KEY", p.server_key.display().to_string());
             v.insert("TLS_CLIENT_CA", p.ca.display().to_string());
             v.insert("TLS_CA", p.ca.display().to_string());
+        }
+        if let Some(id) = self.identity() {
+            v.insert("TLS_CLIENT_IDENTITY", id);
+        }
+        if let Some(id) = self.second_identity() {
+            v.insert("TLS_SECOND_IDENTITY", id);
         }
         v
     }
@@ -192,6 +204,26 @@ impl Endpoint {
                 let p = generated("an untrusted client certificate needs a generated PKI")?;
                 Some((p.untrusted_cert.clone(), p.untrusted_key.clone()))
             }
+            ClientCert::Second => {
+                let declared = t
+                    .second_identity
+                    .as_ref()
+                    .ok_or(SetupError::Missing("no tls.second_identity"))?;
+                match &self.pki {
+                    Some(p) => Some((p.second_cert.clone(), p.second_key.clone())),
+                    None => Some((
+                        self.base.join(declared.client_cert.as_ref().ok_or(
+                            SetupError::Missing(
+                                "tls.second_identity.client_cert is needed with pki: files",
+                            ),
+                        )?),
+                        self.base
+                            .join(declared.client_key.as_ref().ok_or(SetupError::Missing(
+                                "tls.second_identity.client_key is needed with pki: files",
+                            ))?),
+                    )),
+                }
+            }
         };
         Ok(TlsOptions {
             server_name: t.server_name.clone(),
@@ -233,7 +265,16 @@ impl Endpoint {
                     return Ok((tcp(&addr)?, None));
                 }
                 let o = self.tls_options(c)?;
-                let mut w = TlsWire::connect(&addr, &o, timeout)?;
+                let key = (c.client_cert.unwrap_or(ClientCert::Valid), c.tls12_only);
+                let cfg = match self.tls_configs.iter().find(|(k, _)| *k == key) {
+                    Some((_, cfg)) => cfg.clone(),
+                    None => {
+                        let cfg = Arc::new(crate::connect::wire::client_config(&o)?);
+                        self.tls_configs.push((key, cfg.clone()));
+                        cfg
+                    }
+                };
+                let mut w = TlsWire::connect(&addr, &o, cfg, timeout)?;
                 // A refused handshake is an observation (the channel closed), not a setup
                 // error: let the steps see it as a closed connection.
                 let _ = w.handshake(Instant::now() + timeout);
@@ -250,6 +291,16 @@ impl Endpoint {
         let d = Duration::from_millis(self.spec.timing.step_ms);
         let s = accept_within(l, d)?;
         Ok(Some(Box::new(TcpWire::from_stream(s, "upstream"))))
+    }
+
+    /// The identity the endpoint should surface for the harness's second client certificate,
+    /// when the manifest declares one.
+    pub fn second_identity(&self) -> Option<String> {
+        let declared = self.spec.tls.as_ref()?.second_identity.as_ref()?;
+        match &self.pki {
+            Some(_) => Some(pki::SECOND_CLIENT_IDENTITY.to_owned()),
+            None => declared.expected_identity.clone(),
+        }
     }
 
     /// The identity the endpoint should surface for the harness's client certificate.

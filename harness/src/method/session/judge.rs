@@ -60,7 +60,6 @@ pub fn reject(
     inputs: &mut Inputs<'_>,
     c: &Ctx<'_>,
 ) -> Result<(String, Option<String>), Box<StepFailure>> {
-    let step_ms = conv.spec.timing.step_ms;
     let deadline = conv.step_deadline();
     let got = loop {
         match conv.next(deadline) {
@@ -68,6 +67,107 @@ pub fn reject(
             other => break other,
         }
     };
+    reject_observed(conv, got, exp, terminates, inputs, c)
+}
+
+/// A request refused, not carried out (`denied`): the reject `exp`, or an answer that
+/// refuses in the request's own profile. Frames that answer something else are skipped.
+pub fn denied(
+    conv: &mut Conv<'_>,
+    exp: &Expectation,
+    msg_id: Option<&bytes::Bytes>,
+    inputs: &mut Inputs<'_>,
+    c: &Ctx<'_>,
+) -> Result<(String, Option<String>), Box<StepFailure>> {
+    let terminates = match exp {
+        Expectation::Reject { terminates, .. } => *terminates,
+        _ => None,
+    };
+    let deadline = conv.step_deadline();
+    let got = loop {
+        match conv.next(deadline) {
+            Some(Obs::Reply(env)) => match answer(&env, msg_id, inputs.p1_form) {
+                Answer::Refused(d) => return Ok((d, None)),
+                Answer::CarriedOut(d) => {
+                    return Err(c.fail(
+                        format!("the request was carried out, not refused: {d}"),
+                        "carried out",
+                    ))
+                }
+                Answer::Other => continue,
+            },
+            other => break other,
+        }
+    };
+    reject_observed(conv, got, exp, terminates, inputs, c)
+}
+
+/// What a frame says about a request under `denied`.
+enum Answer {
+    /// It refuses the request in the request's profile.
+    Refused(String),
+    /// It shows the request was carried out.
+    CarriedOut(String),
+    /// It is about something else.
+    Other,
+}
+
+/// Reads a frame as the answer to the request sent with `msg_id`: a JSON-RPC response on
+/// that msg_id (profile 1), or the first A2A Event or Result (profile 2: an agent's task
+/// messages carry the task_id, not the Task frame's msg_id, and a denial vector sends one
+/// task).
+fn answer(
+    env: &crate::frames::Envelope,
+    msg_id: Option<&bytes::Bytes>,
+    form: crate::p1::P1Form,
+) -> Answer {
+    use swp_profiles::a2a::{self, A2aMessage};
+    match env.profile_id {
+        1 if env.msg_type == 2 && msg_id.is_some_and(|m| *m == env.msg_id) => {
+            let v: serde_json::Value = match serde_json::from_slice(&env.payload) {
+                Ok(v) => v,
+                Err(_) => return Answer::Other,
+            };
+            if let Some(e) = v.get("error") {
+                let code = e.get("code").map(ToString::to_string).unwrap_or_default();
+                Answer::Refused(format!("JSON-RPC error {code}"))
+            } else if v.get("result").is_some() {
+                Answer::CarriedOut("a JSON-RPC result".into())
+            } else {
+                Answer::Other
+            }
+        }
+        a2a::PROFILE_ID => {
+            let Ok(bare) = form.unwrap(env.profile_id, env.msg_type, &env.payload) else {
+                return Answer::Other;
+            };
+            match a2a::decode(env.msg_type, &bare) {
+                Ok(A2aMessage::Result(r)) if !r.ok => {
+                    Answer::Refused(format!("A2A Result ok=false ({:?})", r.error_message))
+                }
+                Ok(A2aMessage::Result(_)) => {
+                    Answer::CarriedOut("an A2A Result with ok=true".into())
+                }
+                Ok(A2aMessage::Event(_)) => {
+                    Answer::CarriedOut("an A2A Event: the task is running".into())
+                }
+                _ => Answer::Other,
+            }
+        }
+        _ => Answer::Other,
+    }
+}
+
+/// Judges the first observation that is not a reply against the reject `exp`.
+fn reject_observed(
+    conv: &mut Conv<'_>,
+    got: Option<Obs>,
+    exp: &Expectation,
+    terminates: Option<bool>,
+    inputs: &mut Inputs<'_>,
+    c: &Ctx<'_>,
+) -> Result<(String, Option<String>), Box<StepFailure>> {
+    let step_ms = conv.spec.timing.step_ms;
     let ev = match got {
         Some(Obs::Error { code, frame, .. }) => {
             conv.last_error_frame = Some(frame);

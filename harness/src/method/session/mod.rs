@@ -165,6 +165,14 @@ impl TestMethod for SessionMethod<'_> {
                 "needs an endpoint that requires client certificates (tls.client_auth)".into(),
             );
         }
+        if (connect.client_cert == Some(ClientCert::Second)
+            || v.steps.iter().any(|s| s.second_connection))
+            && (!tls.is_some_and(|t| t.client_auth) || self.endpoint.second_identity().is_none())
+        {
+            return Err(NotApplicable::choice(
+                "needs a second client identity the endpoint authorizes differently (tls.second_identity, with client_auth); the SUT declares none",
+            ));
+        }
         if spec.reject_signal.after == Some(crate::sut::AfterReject::Close) && rejects_midway(v) {
             return Err(NotApplicable::choice(
                 "the vector goes on after a reject; the SUT declares it ends the stream after one (reject_signal.after: close; CORE-039 allows both)",
@@ -243,11 +251,33 @@ impl TestMethod for SessionMethod<'_> {
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
         conv.upstream = upstream;
+        if v.steps.iter().any(|s| s.second_connection) {
+            let second = crate::catalog::vector::ConnectSpec {
+                client_cert: Some(ClientCert::Second),
+                ..crate::catalog::vector::ConnectSpec::default()
+            };
+            match self.endpoint.open(&second) {
+                Ok((w, _)) => {
+                    conv.other = Some(conv::Peer::new(w, self.sut.manifest.limits.max_frame_bytes));
+                    conv.note("second connection open (second client identity)");
+                }
+                Err(e) => {
+                    return Ok(Outcome::stop(
+                        Verdict::HarnessError,
+                        format!("cannot open the second connection: {e}"),
+                    ))
+                }
+            }
+        }
         if let Some(n) = restart_note {
             conv.note(n);
         }
         conv.note(format!("connected over {}", conv.wire.describe()));
-        let identity = self.endpoint.identity();
+        // The identity this vector's connection presents: the second one where it asks.
+        let identity = match connect.client_cert {
+            Some(ClientCert::Second) => self.endpoint.second_identity(),
+            _ => self.endpoint.identity(),
+        };
         let mut inputs = Inputs {
             params: &c.params,
             requests: &mut self.requests,
@@ -299,10 +329,13 @@ impl TestMethod for SessionMethod<'_> {
 fn rejects_midway(v: &Vector) -> bool {
     let n = v.steps.len();
     v.steps.iter().take(n.saturating_sub(1)).any(|s| {
-        s.expect
-            .as_slice()
-            .iter()
-            .any(|e| matches!(e, crate::catalog::vector::Expect::Reject(_)))
+        s.expect.as_slice().iter().any(|e| {
+            matches!(
+                e,
+                crate::catalog::vector::Expect::Reject(_)
+                    | crate::catalog::vector::Expect::Denied(_)
+            )
+        })
     })
 }
 

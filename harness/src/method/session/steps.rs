@@ -87,6 +87,35 @@ pub fn run_steps(
     })
 }
 
+/// Records a judged reject: the code it showed, and the step it happened at (always for a
+/// `reject`; for a `denied` only when it came as a reject with a code). A failure carries
+/// the last code seen, for the report.
+fn graded(
+    r: Result<(String, Option<String>), Box<StepFailure>>,
+    always_marks: bool,
+    label: &str,
+    last_code: &mut Option<String>,
+    rejected_at: &mut Option<String>,
+) -> Result<String, Box<StepFailure>> {
+    match r {
+        Ok((o, code)) => {
+            if always_marks || code.is_some() {
+                *rejected_at = Some(label.trim_end_matches(": ").to_owned());
+            }
+            if code.is_some() {
+                *last_code = code;
+            }
+            Ok(o)
+        }
+        Err(mut f) => {
+            if f.code.is_none() {
+                f.code.clone_from(last_code);
+            }
+            Err(f)
+        }
+    }
+}
+
 fn run(
     conv: &mut Conv<'_>,
     steps: &[ConcreteStep],
@@ -98,6 +127,7 @@ fn run(
     let mut last_code = None;
     let mut summary_exp = Vec::new();
     let mut summary_obs = Vec::new();
+    let mut on_second = false;
     for (i, s) in steps.iter().enumerate() {
         let label = label(steps.len(), s);
         let exp_desc = describe_expected(&s.expect);
@@ -114,6 +144,19 @@ fn run(
             }
             confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
             conv.clock.sleep_until(due);
+        }
+        if s.second != on_second {
+            // Accepts pending on the connection being left are confirmed on it first.
+            confirm(conv, &mut pending, inputs.params, inputs.requests, false)?;
+            if !conv.switch(if s.second { "second" } else { "first" }) {
+                return Err(StepFailure::new(
+                    Verdict::HarnessError,
+                    format!("{label}the step needs the second connection, which is not open"),
+                    &exp_desc,
+                    "",
+                ));
+            }
+            on_second = s.second;
         }
         let only_accepts = !s.expect.is_empty()
             && s.expect
@@ -180,21 +223,14 @@ fn run(
                     Ok("accepted".to_owned())
                 }
                 Expectation::Reject { terminates, .. } => {
-                    match judge::reject(conv, exp, *terminates, inputs, &c) {
-                        Ok((o, code)) => {
-                            if code.is_some() {
-                                last_code = code;
-                            }
-                            *rejected_at = Some(label.trim_end_matches(": ").to_owned());
-                            Ok(o)
-                        }
-                        Err(mut f) => {
-                            if f.code.is_none() {
-                                f.code.clone_from(&last_code);
-                            }
-                            Err(f)
-                        }
-                    }
+                    let r = judge::reject(conv, exp, *terminates, inputs, &c);
+                    graded(r, true, &label, &mut last_code, rejected_at)
+                }
+                // A refusal in the request's own profile (no code) leaves the stream as it
+                // was; a reject is one like any other.
+                Expectation::Denied(reject) => {
+                    let r = judge::denied(conv, reject, sent.msg_id.as_ref(), inputs, &c);
+                    graded(r, false, &label, &mut last_code, rejected_at)
                 }
                 Expectation::Close => judge::close(conv, &label),
                 Expectation::Silence { ms } => judge::silence(conv, *ms, &c),

@@ -215,6 +215,7 @@ fn send(payload: &str, n: u64, expect: Vec<Expectation>) -> ConcreteStep {
         rep: 0,
         note: None,
         upstream: false,
+        second: false,
         now_ms: 0,
         action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
         expect,
@@ -249,6 +250,15 @@ fn run(
     let t0 = clock.now();
     let wire = MemWire::new(&clock, script);
     let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, true);
+    let r = run_conv(&mut conv, steps);
+    (r, clock.now() - t0)
+}
+
+/// Runs `steps` on a prepared conversation.
+fn run_conv(
+    conv: &mut Conv<'_>,
+    steps: &[ConcreteStep],
+) -> Result<steps::Summary, Box<StepFailure>> {
     let mut params = Params::new();
     params.insert("NOW_MS", 0);
     let mut requests = Default::default();
@@ -261,8 +271,7 @@ fn run(
         unknown_profile_closes: false,
         profiles: super::profiles::Judge::new(&Default::default()),
     };
-    let r = steps::run_steps(&mut conv, steps, &mut inputs, 0);
-    (r, clock.now() - t0)
+    steps::run_steps(conv, steps, &mut inputs, 0)
 }
 
 fn failure(r: Result<steps::Summary, Box<StepFailure>>) -> StepFailure {
@@ -507,6 +516,7 @@ fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
         rep: 0,
         note: None,
         upstream: false,
+        second: false,
         now_ms: 0,
         action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
         expect,
@@ -754,4 +764,249 @@ fn a_close_after_a_reject_fails_an_endpoint_that_declares_it_continues() {
     );
     let f = failure(run(&declared, error_then_close(), &steps).0);
     assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+}
+
+fn denied() -> Expectation {
+    Expectation::Denied(Box::new(Expectation::Reject {
+        allowed: vec![ErrorCode::SecurityPolicy],
+        terminates: None,
+        code_requirements: vec!["MCP-028".into()],
+    }))
+}
+
+/// An endpoint that answers the frame whose payload is `bad` with `answer(msg_id)`.
+fn answering(answer: impl Fn(&Bytes) -> Recv + Send + 'static) -> Script {
+    endpoint(5, move |e| vec![(2, answer(&e.msg_id))])
+}
+
+#[test]
+fn denied_passes_every_way_a_stack_may_refuse() {
+    let pass = |spec: &SessionSpec, script: Script| {
+        run(spec, script, &[send("bad", 1, vec![denied()])])
+            .0
+            .unwrap_or_else(|f| panic!("{f:?}"))
+    };
+    // The error frame of the manifest, with the policy code.
+    let s = pass(
+        &spec(""),
+        answering(|m| error_frame(m, "ERR_SECURITY_POLICY")),
+    );
+    assert_eq!(s.code.as_deref(), Some("ERR_SECURITY_POLICY"));
+    // A plain JSON-RPC error on the request's msg_id: refused in MCP's own terms.
+    let s = pass(
+        &spec(""),
+        answering(|m| {
+            frame(
+                1,
+                2,
+                m,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"forbidden"}}"#,
+            )
+        }),
+    );
+    assert_eq!(s.observed, "JSON-RPC error -32001");
+    // A close, from an endpoint that signals rejects by closing: refused, but the code
+    // cannot be seen (graded as any reject by close is).
+    let f = failure(
+        run(
+            &spec("{mode: close}"),
+            answering(|_| Recv::Eof),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
+    // An A2A Result with ok=false before any Event.
+    let result = swp_profiles::p1::pb::a2a::Result {
+        task_id: Bytes::from_static(b"t"),
+        ok: false,
+        output: Bytes::new(),
+        error_message: "not authorized".into(),
+    };
+    let payload = prost::Message::encode_to_vec(&result);
+    let s = pass(&spec(""), answering(move |_| a2a_frame(4, &payload)));
+    assert!(s.observed.contains("ok=false"), "{}", s.observed);
+}
+
+fn a2a_frame(msg_type: u64, payload: &[u8]) -> Recv {
+    let env = Envelope {
+        version: 1,
+        profile_id: 2,
+        msg_type,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from_static(b"agent-msg-0001"),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::copy_from_slice(payload),
+    };
+    Recv::Data(
+        e1::frame_bytes(&env)
+            .map(|b| b.to_vec())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn denied_fails_a_request_that_was_carried_out() {
+    let f = failure(
+        run(
+            &spec(""),
+            answering(|m| frame(1, 2, m, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#)),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert!(f.why.contains("carried out"), "{}", f.why);
+    let event = swp_profiles::p1::pb::a2a::Event {
+        task_id: Bytes::from_static(b"t"),
+        message: "working".into(),
+        event_payload: Bytes::from_static(b"10%"),
+    };
+    let payload = prost::Message::encode_to_vec(&event);
+    let f = failure(
+        run(
+            &spec(""),
+            answering(move |_| a2a_frame(3, &payload)),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert!(f.why.contains("task is running"), "{}", f.why);
+}
+
+#[test]
+fn denied_with_another_code_fails_only_the_code_requirement() {
+    let f = failure(
+        run(
+            &spec(""),
+            answering(|m| error_frame(m, "ERR_RATE_LIMIT_EXCEEDED")),
+            &[send("bad", 1, vec![denied()])],
+        )
+        .0,
+    );
+    assert_eq!(f.code_only, Some(vec!["MCP-028".to_owned()]), "{f:?}");
+}
+
+/// An A2A agent whose task_ids live in `store`: a new id runs (one Event per unit of its
+/// numeric input, then Result ok with the input as output), a reused id with other content
+/// is refused as a conflicting duplicate. Two wires sharing one store are a stack with one id
+/// space for every peer; a store each is one scoped per peer.
+fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
+    use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult, Task};
+    Box::new(move |e| {
+        if e.profile_id != 2 || e.msg_type != 2 {
+            return Vec::new();
+        }
+        let Ok(t) = <Task as prost::Message>::decode(&e.payload[..]) else {
+            return Vec::new();
+        };
+        let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, input)) = s.iter().find(|(id, _)| *id == t.task_id) {
+            return if *input == t.input {
+                Vec::new()
+            } else {
+                vec![(1, error_frame(&e.msg_id, "ERR_INVALID_PROFILE_PAYLOAD"))]
+            };
+        }
+        s.push((t.task_id.clone(), t.input.clone()));
+        let n: u64 = std::str::from_utf8(&t.input)
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+        let mut out: Vec<(u64, Recv)> = (0..n)
+            .map(|_| {
+                let ev = Event {
+                    task_id: t.task_id.clone(),
+                    message: "step".into(),
+                    event_payload: Bytes::new(),
+                };
+                (1, a2a_frame(3, &prost::Message::encode_to_vec(&ev)))
+            })
+            .collect();
+        let r = A2aResult {
+            task_id: t.task_id.clone(),
+            ok: true,
+            output: t.input.clone(),
+            error_message: String::new(),
+        };
+        out.push((2, a2a_frame(4, &prost::Message::encode_to_vec(&r))));
+        out
+    })
+}
+
+fn a2a_task(n: u64, input: &str, second: bool, expect: Expectation) -> ConcreteStep {
+    let task = swp_profiles::p1::pb::a2a::Task {
+        task_id: Bytes::from_static(b"shared-id"),
+        kind: "events".into(),
+        input: Bytes::copy_from_slice(input.as_bytes()),
+    };
+    let env = Envelope {
+        version: 1,
+        profile_id: 2,
+        msg_type: 2,
+        flags: 0,
+        ts_unix_ms: 0,
+        msg_id: Bytes::from(format!("msg-id-{n:04}")),
+        extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
+        payload: Bytes::from(prost::Message::encode_to_vec(&task)),
+    };
+    ConcreteStep {
+        step: n as usize,
+        rep: 0,
+        note: None,
+        upstream: false,
+        second,
+        now_ms: 0,
+        action: Action::Send(e1::frame_bytes(&env).unwrap_or_default()),
+        expect: vec![expect],
+    }
+}
+
+fn runs(events: u64, output: &str) -> Expectation {
+    Expectation::A2aTasks(vec![crate::catalog::vector::TaskOutcome {
+        task_id: "shared-id".into(),
+        events,
+        ok: true,
+        output: Some(output.into()),
+        error_contains: None,
+    }])
+}
+
+/// a2a_0115's steps against two agents: one store each, or one store for both peers.
+fn tenants(shared: bool) -> Result<steps::Summary, Box<StepFailure>> {
+    let first = Arc::new(Mutex::new(Vec::new()));
+    let second = if shared {
+        first.clone()
+    } else {
+        Arc::new(Mutex::new(Vec::new()))
+    };
+    let clock = VirtualClock::new();
+    let spec = spec("");
+    let mut conv = Conv::new(
+        Box::new(MemWire::new(&clock, a2a_agent(first))),
+        &spec,
+        &clock,
+        8 * 1024 * 1024,
+        false,
+    );
+    conv.other = Some(super::conv::Peer::new(
+        Box::new(MemWire::new(&clock, a2a_agent(second))),
+        8 * 1024 * 1024,
+    ));
+    let steps = [
+        a2a_task(0, "1", false, runs(1, "1")),
+        a2a_task(1, "2", true, runs(2, "2")),
+        a2a_task(2, "2", false, reject(ErrorCode::InvalidProfilePayload)),
+    ];
+    run_conv(&mut conv, &steps)
+}
+
+#[test]
+fn task_ids_scoped_per_peer_pass_and_one_id_space_for_all_peers_fails() {
+    let s = tenants(false).unwrap_or_else(|f| panic!("{f:?}"));
+    assert_eq!(s.code.as_deref(), Some("ERR_INVALID_PROFILE_PAYLOAD"));
+    let f = failure(tenants(true));
+    assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
+    assert!(f.why.starts_with("step 2"), "{}", f.why);
 }

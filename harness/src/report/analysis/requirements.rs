@@ -92,7 +92,16 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
     crate::trace::rows(cat)
         .into_iter()
         .map(|row| {
-            let ran = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
+            // A restatement is the same rule: the vectors of what it restates test it too.
+            let mut ran = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
+            for t in &row.via {
+                for r in by_req.get(t.as_str()).into_iter().flatten() {
+                    if !ran.iter().any(|x| x.vector_id == r.vector_id) {
+                        ran.push(r);
+                    }
+                }
+            }
+            ran.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
             let (verdict, mut reason) = judge(&row, &ran);
             if row.testable == Testable::Process {
                 // The registry says why no test can check it.

@@ -118,8 +118,16 @@ impl Agent {
         }
     }
 
-    /// Handles one accepted A2A envelope from the peer `identity` (the lifecycle scope).
-    pub fn handle(&mut self, msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
+    /// Handles one accepted A2A envelope from the peer `identity` (the lifecycle scope); a
+    /// Task whose kind `authz` refuses to that peer is rejected with `ERR_SECURITY_POLICY`
+    /// and never opens.
+    pub fn handle(
+        &mut self,
+        msg_type: u64,
+        payload: &[u8],
+        identity: Option<&str>,
+        authz: &crate::endpoint::authz::Authz,
+    ) -> Action {
         let scope = identity.unwrap_or_default();
         let form = self.form;
         let encode = |m: &A2aMessage| a2a::encode_form(form, m);
@@ -139,6 +147,12 @@ impl Agent {
                     a2a::MSG_HANDSHAKE,
                     encode(&A2aMessage::Handshake(h)),
                 )])
+            }
+            A2aMessage::Task(t) if authz.denies(identity, &t.kind) => {
+                Action::Reject(Reject::profile(
+                    swp_core::ErrorCode::SecurityPolicy,
+                    format!("{scope} is not authorized for task kind {}", t.kind),
+                ))
             }
             A2aMessage::Task(t) => match self.lifecycle.task(scope, &t) {
                 Err(e) => reject(e),
@@ -176,6 +190,7 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::endpoint::authz::Authz;
     use prost::Message;
     use swp_core::ErrorCode;
 
@@ -208,9 +223,9 @@ mod tests {
     #[test]
     fn tasks_run_deterministically() {
         let mut ag = Agent::default();
-        let out = sent(ag.handle(2, &task(b"t1", "events", b"2"), None));
+        let out = sent(ag.handle(2, &task(b"t1", "events", b"2"), None, &Authz::default()));
         assert_eq!(out.iter().map(|(t, _)| *t).collect::<Vec<_>>(), [3, 3, 4]);
-        let out = sent(ag.handle(2, &task(b"t2", "sum", b"1, 2,39"), None));
+        let out = sent(ag.handle(2, &task(b"t2", "sum", b"1, 2,39"), None, &Authz::default()));
         assert!(matches!(&out[0].1, A2aMessage::Result(r) if r.ok && &r.output[..] == b"42"));
         for (id, kind, input, why) in [
             (&b"t3"[..], "sum", &b"1,x"[..], "malformed task input"),
@@ -224,7 +239,7 @@ mod tests {
                 input: Bytes::copy_from_slice(input),
             }
             .encode_to_vec();
-            let out = sent(ag.handle(2, &p, None));
+            let out = sent(ag.handle(2, &p, None, &Authz::default()));
             assert!(
                 matches!(&out[..], [(4, A2aMessage::Result(r))] if !r.ok && r.error_message.contains(why)),
                 "{kind}: {out:?}"
@@ -235,14 +250,14 @@ mod tests {
     #[test]
     fn lifecycle_is_enforced_on_the_channel() {
         let mut ag = Agent::default();
-        let first = sent(ag.handle(2, &task(b"t", "echo", b"a"), None));
+        let first = sent(ag.handle(2, &task(b"t", "echo", b"a"), None, &Authz::default()));
         // Equivalent duplicate: nothing re-run, nothing sent.
         assert_eq!(
-            ag.handle(2, &task(b"t", "echo", b"a"), None),
+            ag.handle(2, &task(b"t", "echo", b"a"), None, &Authz::default()),
             Action::Nothing
         );
         assert_eq!(
-            code(ag.handle(2, &task(b"t", "echo", b"b"), None)),
+            code(ag.handle(2, &task(b"t", "echo", b"b"), None, &Authz::default())),
             ErrorCode::InvalidProfilePayload
         );
         let ev = Event {
@@ -252,13 +267,16 @@ mod tests {
         }
         .encode_to_vec();
         assert_eq!(
-            code(ag.handle(3, &ev, None)),
+            code(ag.handle(3, &ev, None, &Authz::default())),
             ErrorCode::InvalidProfilePayload
         );
         let A2aMessage::Result(r) = &first[0].1 else {
             panic!()
         };
-        assert_eq!(ag.handle(4, &r.encode_to_vec(), None), Action::Nothing);
+        assert_eq!(
+            ag.handle(4, &r.encode_to_vec(), None, &Authz::default()),
+            Action::Nothing
+        );
         let conflicting = A2aResult {
             ok: false,
             error_message: "x".into(),
@@ -266,7 +284,7 @@ mod tests {
         }
         .encode_to_vec();
         assert_eq!(
-            code(ag.handle(4, &conflicting, None)),
+            code(ag.handle(4, &conflicting, None, &Authz::default())),
             ErrorCode::InvalidProfilePayload
         );
         let unknown = Event {
@@ -276,13 +294,16 @@ mod tests {
         }
         .encode_to_vec();
         assert_eq!(
-            code(ag.handle(3, &unknown, None)),
+            code(ag.handle(3, &unknown, None, &Authz::default())),
             ErrorCode::InvalidProfilePayload
         );
-        assert_eq!(code(ag.handle(5, b"", None)), ErrorCode::UnsupportedMsgType);
+        assert_eq!(
+            code(ag.handle(5, b"", None, &Authz::default())),
+            ErrorCode::UnsupportedMsgType
+        );
         // Under S1 the lifecycle is scoped to the peer identity.
         assert!(matches!(
-            ag.handle(3, &ev, Some("spiffe://other")),
+            ag.handle(3, &ev, Some("spiffe://other"), &Authz::default()),
             Action::Reject(_)
         ));
     }
@@ -295,7 +316,7 @@ mod tests {
             capabilities: vec![],
         }
         .encode_to_vec();
-        let out = sent(ag.handle(1, &h, None));
+        let out = sent(ag.handle(1, &h, None, &Authz::default()));
         assert!(
             matches!(&out[0], (1, A2aMessage::Handshake(h)) if h.agent_id == AGENT_ID && h.capabilities.len() == 4)
         );

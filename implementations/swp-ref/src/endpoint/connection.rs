@@ -164,6 +164,8 @@ pub struct Connection {
     agent: Agent,
     /// The SWP-* test agent (profiles 12, 13, 14, 17, 18) and its machines.
     swp: agent::Agent,
+    /// Who may not ask for what (shared by every connection of a server).
+    authz: std::sync::Arc<crate::endpoint::authz::Authz>,
     seq: u64,
     /// Counter of the msg_ids the endpoint generates (error frames without a msg_id to
     /// echo, notifications it originates).
@@ -188,9 +190,16 @@ impl Connection {
             in_flight: InFlight::default(),
             agent: Agent::new(config.p1_form),
             swp: agent::Agent::new(config.agent, config.p1_form),
+            authz: std::sync::Arc::default(),
             seq: 0,
             generated_ids: 0,
         }
+    }
+
+    /// This connection under the server's authorization rules.
+    pub fn with_authz(mut self, authz: std::sync::Arc<crate::endpoint::authz::Authz>) -> Self {
+        self.authz = authz;
+        self
     }
 
     /// The peer identity profiles see.
@@ -373,7 +382,12 @@ impl Connection {
             );
             return;
         }
-        match mcp::handle(env.msg_type, &env.payload, self.identity.as_deref()) {
+        match mcp::handle(
+            env.msg_type,
+            &env.payload,
+            self.identity.as_deref(),
+            &self.authz,
+        ) {
             Action::Reply(payload) => self.respond(env.msg_id, Bytes::from(payload), now_ms),
             Action::Delayed { ms, payload } => {
                 let size = env.msg_id.len() + payload.len();
@@ -418,10 +432,12 @@ impl Connection {
     }
 
     fn a2a(&mut self, env: Envelope, now_ms: u64) {
-        match self
-            .agent
-            .handle(env.msg_type, &env.payload, self.identity.as_deref())
-        {
+        match self.agent.handle(
+            env.msg_type,
+            &env.payload,
+            self.identity.as_deref(),
+            &self.authz,
+        ) {
             a2a::Action::Nothing => {}
             a2a::Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
             a2a::Action::Send(msgs) => {

@@ -66,10 +66,25 @@ pub enum Action {
     Reject(Reject),
 }
 
-/// Handles one accepted profile-1 envelope. `identity` is the authenticated peer identity.
-pub fn handle(msg_type: u64, payload: &[u8], identity: Option<&str>) -> Action {
+/// Handles one accepted profile-1 envelope. `identity` is the authenticated peer identity;
+/// a request `authz` refuses to it is rejected with `ERR_SECURITY_POLICY` and not run.
+pub fn handle(
+    msg_type: u64,
+    payload: &[u8],
+    identity: Option<&str>,
+    authz: &crate::endpoint::authz::Authz,
+) -> Action {
     match swp_profiles::mcp::parse(msg_type, payload) {
         Err(e) => Action::Reject(Reject::profile(e.code(), e.to_string())),
+        Ok(McpMessage::Request { method, .. }) if authz.denies(identity, &method) => {
+            Action::Reject(Reject::profile(
+                swp_core::ErrorCode::SecurityPolicy,
+                format!(
+                    "{} is not authorized for {method}",
+                    identity.unwrap_or_default()
+                ),
+            ))
+        }
         Ok(McpMessage::Request { id, method, params }) => request(id, &method, params, identity),
         // Responses and notifications are answered by nothing (§4: a notification MUST NOT
         // require a response).
@@ -209,6 +224,7 @@ fn error(id: &RawValue, code: i64, message: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::endpoint::authz::Authz;
     use swp_core::ErrorCode;
 
     fn reply(a: Action) -> String {
@@ -237,14 +253,14 @@ mod tests {
         ] {
             let p = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             assert_eq!(
-                reply(handle(1, p.as_bytes(), None)),
+                reply(handle(1, p.as_bytes(), None, &Authz::default())),
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
             );
         }
         // Escapes in the method name are decoded before matching.
         let p = br#"{"method":"p\u0069ng","id":7,"jsonrpc":"2.0"}"#;
         assert_eq!(
-            reply(handle(1, p, None)),
+            reply(handle(1, p, None, &Authz::default())),
             r#"{"jsonrpc":"2.0","id":7,"result":{}}"#
         );
     }
@@ -253,11 +269,11 @@ mod tests {
     fn whoami_reports_the_identity_or_null() {
         let p = br#"{"jsonrpc":"2.0","id":"w","method":"swp/whoami"}"#;
         assert_eq!(
-            reply(handle(1, p, Some("spiffe://x/\"y"))),
+            reply(handle(1, p, Some("spiffe://x/\"y"), &Authz::default())),
             r#"{"jsonrpc":"2.0","id":"w","result":{"identity":"spiffe://x/\"y"}}"#
         );
         assert_eq!(
-            reply(handle(1, p, None)),
+            reply(handle(1, p, None, &Authz::default())),
             r#"{"jsonrpc":"2.0","id":"w","result":{"identity":null}}"#
         );
     }
@@ -266,13 +282,13 @@ mod tests {
     fn delay_is_bounded() {
         let p = br#"{"jsonrpc":"2.0","id":1,"method":"swp/delay","params":{"ms":250}}"#;
         assert!(matches!(
-            handle(1, p, None),
+            handle(1, p, None, &Authz::default()),
             Action::Delayed { ms: 250, .. }
         ));
         for params in [r#"{"ms":10001}"#, r#"{"ms":-1}"#, r#"{}"#, "[5]", "null"] {
             let p = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"swp/delay","params":{params}}}"#);
             assert!(
-                reply(handle(1, p.as_bytes(), None)).contains("-32602"),
+                reply(handle(1, p.as_bytes(), None, &Authz::default())).contains("-32602"),
                 "{params}"
             );
         }
@@ -281,10 +297,13 @@ mod tests {
     #[test]
     fn unknown_methods_get_a_json_rpc_error() {
         let p = br#"{"jsonrpc":"2.0","id":[1][0],"method":"tools/list"}"#;
-        assert_eq!(code(handle(1, p, None)), ErrorCode::InvalidMcpPayload);
+        assert_eq!(
+            code(handle(1, p, None, &Authz::default())),
+            ErrorCode::InvalidMcpPayload
+        );
         let p = br#"{"jsonrpc":"2.0","id":3,"method":"resources/list"}"#;
         assert_eq!(
-            reply(handle(1, p, None)),
+            reply(handle(1, p, None, &Authz::default())),
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}"#
         );
     }
@@ -294,10 +313,13 @@ mod tests {
         // The full table lives with the rules in swp_profiles::mcp::message; here, that the
         // endpoint turns each kind of refusal into a reject with its code.
         assert_eq!(
-            code(handle(1, b"\xff{}", None)),
+            code(handle(1, b"\xff{}", None, &Authz::default())),
             ErrorCode::InvalidMcpPayload
         );
-        assert_eq!(code(handle(4, b"{}", None)), ErrorCode::UnsupportedMsgType);
+        assert_eq!(
+            code(handle(4, b"{}", None, &Authz::default())),
+            ErrorCode::UnsupportedMsgType
+        );
     }
 
     #[test]
@@ -311,7 +333,7 @@ mod tests {
             (3, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#),
         ];
         for (t, p) in ok {
-            assert_eq!(handle(t, p, None), Action::Nothing);
+            assert_eq!(handle(t, p, None, &Authz::default()), Action::Nothing);
         }
         let bad: [(u64, &[u8]); 6] = [
             (2, br#"{"jsonrpc":"2.0","id":1}"#),
@@ -330,7 +352,7 @@ mod tests {
         ];
         for (t, p) in bad {
             assert_eq!(
-                code(handle(t, p, None)),
+                code(handle(t, p, None, &Authz::default())),
                 ErrorCode::InvalidMcpPayload,
                 "{}",
                 String::from_utf8_lossy(p)
@@ -349,7 +371,7 @@ mod tests {
         for p in batches {
             for t in 1..=3 {
                 assert_eq!(
-                    code(handle(t, p, None)),
+                    code(handle(t, p, None, &Authz::default())),
                     ErrorCode::InvalidMcpPayload,
                     "{t} {}",
                     String::from_utf8_lossy(p)
@@ -362,7 +384,7 @@ mod tests {
     fn fail_answers_an_internal_error_on_the_request() {
         let p = br#"{"jsonrpc":"2.0","id":"f-1","method":"swp/fail"}"#;
         assert_eq!(
-            reply(handle(1, p, None)),
+            reply(handle(1, p, None, &Authz::default())),
             r#"{"jsonrpc":"2.0","id":"f-1","error":{"code":-32603,"message":"Internal error"}}"#
         );
         // The same code the error frames use for the core INTERNAL_ERROR category.
@@ -385,7 +407,7 @@ mod tests {
     #[test]
     fn stream_emits_progress_then_a_terminal_response() {
         let p = br#"{"jsonrpc":"2.0","id":"s-1","method":"swp/stream","params":{"count":3}}"#;
-        let (partials, terminal) = stream_of(handle(1, p, None));
+        let (partials, terminal) = stream_of(handle(1, p, None, &Authz::default()));
         assert_eq!(
             partials,
             (1..=3)
@@ -400,12 +422,15 @@ mod tests {
         );
         // Each partial is itself a valid notification for this handler.
         for n in &partials {
-            assert_eq!(handle(3, n.as_bytes(), None), Action::Nothing);
+            assert_eq!(
+                handle(3, n.as_bytes(), None, &Authz::default()),
+                Action::Nothing
+            );
         }
 
         let p =
             br#"{"jsonrpc":"2.0","id":7,"method":"swp/stream","params":{"fail":true,"count":2}}"#;
-        let (partials, terminal) = stream_of(handle(1, p, None));
+        let (partials, terminal) = stream_of(handle(1, p, None, &Authz::default()));
         assert_eq!(partials.len(), 2);
         assert!(partials[1].contains(r#""progressToken":7,"progress":2,"total":2"#));
         let v: serde_json::Value = serde_json::from_str(&terminal).unwrap();
@@ -416,11 +441,11 @@ mod tests {
         // No partials at all: only the terminal response.
         let p =
             br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{"count":0,"fail":false}}"#;
-        let (partials, terminal) = stream_of(handle(1, p, None));
+        let (partials, terminal) = stream_of(handle(1, p, None, &Authz::default()));
         assert!(partials.is_empty());
         assert!(terminal.contains(r#""result""#));
         let p = br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{"count":16}}"#;
-        assert_eq!(stream_of(handle(1, p, None)).0.len(), 16);
+        assert_eq!(stream_of(handle(1, p, None, &Authz::default())).0.len(), 16);
     }
 
     #[test]
@@ -438,11 +463,11 @@ mod tests {
             let p =
                 format!(r#"{{"jsonrpc":"2.0","id":1,"method":"swp/stream","params":{params}}}"#);
             assert!(
-                reply(handle(1, p.as_bytes(), None)).contains("-32602"),
+                reply(handle(1, p.as_bytes(), None, &Authz::default())).contains("-32602"),
                 "{params}"
             );
         }
         let p = br#"{"jsonrpc":"2.0","id":1,"method":"swp/stream"}"#;
-        assert!(reply(handle(1, p, None)).contains("-32602"));
+        assert!(reply(handle(1, p, None, &Authz::default())).contains("-32602"));
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod a2a;
 pub mod agent;
+pub mod authz;
 pub mod connection;
 pub mod mcp;
 pub mod progress;

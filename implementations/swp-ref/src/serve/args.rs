@@ -66,6 +66,12 @@ pub struct ServeArgs {
     /// or the profile annex's `Payload` wrapper (the spec allows both).
     #[arg(long, value_enum, default_value_t = P1PayloadArg::Message)]
     pub p1_payload: P1PayloadArg,
+    /// Refuse an MCP method or A2A task kind to one authenticated peer: `IDENTITY=NAME`
+    /// (repeatable). The request is rejected with ERR_SECURITY_POLICY and not run, while
+    /// other peers are served: authorization binds the channel identity and the request
+    /// (mcp-mapping §8, a2a-profile §9). Only meaningful with `--client-ca`.
+    #[arg(long, value_name = "IDENTITY=NAME")]
+    pub authz_deny: Vec<String>,
     /// The SWP-RPC idempotency replay window, in ms (swp-rpc §6 recommends 24 h, the
     /// default). A short window lets conformance vectors watch a key expire; the manifest
     /// declares it as `RPC_REPLAY_WINDOW_MS`.
@@ -189,6 +195,18 @@ impl ServeArgs {
                 None
             }
         };
+        let mut authz = crate::endpoint::authz::Authz::default();
+        for rule in &self.authz_deny {
+            authz
+                .deny(rule)
+                .map_err(|e| ServeError::Usage(e.to_string()))?;
+        }
+        if !authz.is_empty() && tls.as_ref().is_none_or(|t| t.client_ca.is_none()) {
+            // Without client certificates no peer has an identity, so no rule could apply.
+            return Err(ServeError::Usage(
+                "--authz-deny needs tls:// with --client-ca: rules bind client identities".into(),
+            ));
+        }
         let server_limits = self.limits.resolve();
         Ok(Options {
             listen: self.listen,
@@ -207,6 +225,7 @@ impl ServeArgs {
                     rpc_replay_window_ms: self.rpc_replay_window_ms,
                 },
             },
+            authz: std::sync::Arc::new(authz),
             busy_poll: Duration::from_micros(self.busy_poll_us),
             limits: server_limits,
         })
@@ -239,6 +258,36 @@ mod tests {
         assert_eq!(o.busy_poll, Duration::from_micros(DEFAULT_BUSY_POLL_US));
         let o = parse(&["--listen", "stdio", "--busy-poll-us", "0"]).unwrap();
         assert!(o.busy_poll.is_zero());
+    }
+
+    #[test]
+    fn authz_rules_need_client_identities() {
+        let tls = [
+            "--listen",
+            "tls://127.0.0.1:0",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+        ];
+        let rule = ["--authz-deny", "spiffe://t/b=tools/list"];
+        // Without --client-ca no peer has an identity a rule could bind.
+        let argv: Vec<&str> = tls.iter().chain(&rule).copied().collect();
+        assert!(matches!(parse(&argv), Err(ServeError::Usage(m)) if m.contains("--client-ca")));
+        let argv: Vec<&str> = tls
+            .iter()
+            .chain(&["--client-ca", "ca.pem"])
+            .chain(&rule)
+            .copied()
+            .collect();
+        let o = parse(&argv).unwrap();
+        assert!(o.authz.denies(Some("spiffe://t/b"), "tools/list"));
+        let argv: Vec<&str> = tls
+            .iter()
+            .chain(&["--client-ca", "ca.pem", "--authz-deny", "no-name"])
+            .copied()
+            .collect();
+        assert!(matches!(parse(&argv), Err(ServeError::Usage(m)) if m.contains("IDENTITY=NAME")));
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Options {
     pub port_file: Option<PathBuf>,
     /// What each connection enforces.
     pub config: Config,
+    /// Who may not ask for what (`--authz-deny`).
+    pub authz: std::sync::Arc<crate::endpoint::authz::Authz>,
     /// How long a connection keeps polling for input after each read before it sleeps
     /// (see [`driver::drive`]); zero disables polling.
     pub busy_poll: Duration,
@@ -189,10 +191,13 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
             let acceptor = tokio_rustls::TlsAcceptor::from(tls::server_config(tls_opts)?);
             let (listener, local) = bind(hp, true).await?;
             announce("tls", local, opts.port_file.as_deref())?;
+            let authz = opts.authz.clone();
             accept_loop(listener, stop, limits, move |sock, peer, stop, edge| {
                 let acceptor = acceptor.clone();
+                let authz = authz.clone();
                 let handshake = limits.header_timeout;
                 async move {
+                    let config = (config, authz);
                     serve_tls(acceptor, sock, peer, config, stop, poll, edge, handshake).await
                 }
             })
@@ -213,7 +218,7 @@ async fn serve_tls(
     acceptor: tokio_rustls::TlsAcceptor,
     sock: TcpStream,
     peer: SocketAddr,
-    config: Config,
+    (config, authz): (Config, std::sync::Arc<crate::endpoint::authz::Authz>),
     stop: watch::Receiver<bool>,
     poll: Duration,
     edge: Edge,
@@ -235,7 +240,7 @@ async fn serve_tls(
         Some(id) => format!("{peer} {id}"),
         None => peer.to_string(),
     };
-    let conn = Connection::new(config, identity);
+    let conn = Connection::new(config, identity).with_authz(authz);
     if let Ended::Io(e) = driver::drive(stream, conn, &name, stop, poll, edge).await {
         if !is_disconnect(&e) {
             eprintln!("swp-ref: security event: TLS session with {name} failed: {e}");

@@ -22,7 +22,7 @@
 
 use super::message::TooldiscMessage;
 use crate::p1::pb::tooldisc::ToolDescriptor;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use swp_core::ErrorCode;
 
@@ -169,6 +169,12 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
         self.map.get(k)
     }
 
+    /// Takes an entry out. Its place in the eviction order stays until its turn comes, so a
+    /// key taken and inserted again may be forgotten early: the cap still holds.
+    fn take(&mut self, k: &K) -> Option<V> {
+        self.map.remove(k)
+    }
+
     fn insert(&mut self, k: K, v: V) {
         if self.map.insert(k.clone(), v).is_none() {
             self.order.push_back(k);
@@ -194,8 +200,9 @@ pub struct Catalog {
     descriptors: Bounded<(String, ToolKey), ToolDescriptor>,
     gets: Bounded<(String, String, String), ToolDescriptor>,
     pages: Bounded<ListKey, (Vec<ToolDescriptor>, String)>,
-    /// Per issued token (with its scope and filter): the tools its walk has seen.
-    walks: Bounded<(String, String, String), Vec<ToolKey>>,
+    /// Per issued token (with its scope and filter): the tools its walk has seen. Following a
+    /// token takes its entry (no copy per page); asking for that page again starts afresh.
+    walks: Bounded<(String, String, String), HashSet<ToolKey>>,
     pending: VecDeque<Pending>,
 }
 
@@ -233,12 +240,15 @@ impl Catalog {
             }
         }
         // Two different descriptors under one key in the same message.
-        for (i, d) in tools.iter().enumerate() {
-            if tools[..i].iter().any(|e| key_of(e) == key_of(d) && e != d) {
-                return Err(CatalogError::DescriptorChanged {
-                    tool_id: d.tool_id.clone(),
-                    version: d.version.clone(),
-                });
+        let mut here: HashMap<(&str, &str), &ToolDescriptor> = HashMap::new();
+        for d in tools {
+            if let Some(e) = here.insert((&d.tool_id, &d.version), d) {
+                if e != d {
+                    return Err(CatalogError::DescriptorChanged {
+                        tool_id: d.tool_id.clone(),
+                        version: d.version.clone(),
+                    });
+                }
             }
         }
         Ok(())
@@ -299,21 +309,30 @@ impl Catalog {
                     }
                 }
                 let walk_key = (scope.to_owned(), k.filter.clone(), k.page_token.clone());
-                let continued = !k.page_token.is_empty() && self.walks.get(&walk_key).is_some();
-                let mut seen: Vec<ToolKey> = if k.page_token.is_empty() {
-                    Vec::new()
+                let empty = HashSet::new();
+                let before = if k.page_token.is_empty() {
+                    &empty
                 } else {
-                    self.walks.get(&walk_key).cloned().unwrap_or_default()
+                    self.walks.get(&walk_key).unwrap_or(&empty)
                 };
-                for (j, d) in page.tools.iter().enumerate() {
-                    let key = key_of(d);
-                    if seen.contains(&key) || page.tools[..j].iter().any(|e| key_of(e) == key) {
+                let continued = !k.page_token.is_empty() && self.walks.get(&walk_key).is_some();
+                let mut here: HashSet<(&str, &str)> = HashSet::new();
+                for d in &page.tools {
+                    let repeated = !here.insert((&d.tool_id, &d.version))
+                        || (!before.is_empty()
+                            && before.contains(&(d.tool_id.clone(), d.version.clone())));
+                    if repeated {
                         return Err(CatalogError::RepeatedAcrossPages {
                             tool_id: d.tool_id.clone(),
                             version: d.version.clone(),
                         });
                     }
                 }
+                let mut seen = if k.page_token.is_empty() {
+                    HashSet::new()
+                } else {
+                    self.walks.take(&walk_key).unwrap_or_default()
+                };
                 self.pending.remove(i);
                 self.remember(scope, &page.tools);
                 self.pages.insert(
@@ -321,8 +340,11 @@ impl Catalog {
                     (page.tools.clone(), page.next_page_token.clone()),
                 );
                 if !page.next_page_token.is_empty() {
-                    seen.extend(page.tools.iter().map(key_of));
-                    seen.truncate(self.config.max_walk_tools);
+                    for d in &page.tools {
+                        if seen.len() < self.config.max_walk_tools {
+                            seen.insert(key_of(d));
+                        }
+                    }
                     self.walks.insert(
                         (scope.to_owned(), k.filter, page.next_page_token.clone()),
                         seen,

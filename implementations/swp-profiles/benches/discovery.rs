@@ -12,7 +12,6 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost::Message;
 use swp_profiles::channel::{Channel, Config};
 use swp_profiles::p1::pb::{agdisc as ag, tooldisc as td};
-use swp_profiles::P1Form;
 
 const CARD: &[u8] = br#"{"agent_id":"swp.test.agent","revision":"swp-agdisc/0.1","endpoints":["swp://swp-ref/agent"],"capabilities":["swp-rpc","swp-events","swp-agdisc"]}"#;
 

@@ -217,7 +217,7 @@ fn errors_and_caps() {
     assert_eq!(e.code(), ErrorCode::RateLimitExceeded);
     c.step(0, "", &doc("a", "1", b"a", "", 10)).unwrap();
     c.step(0, "", &doc("b", "1", b"b", "", 1000)).unwrap();
-    // Full: the stale card ("a", max-age 10) goes first.
+    // Full: the card first seen longest ago ("a") goes first.
     c.step(50, "", &doc("c", "1", b"c", "", 1000)).unwrap();
     assert_eq!(c.cached(50, "", "a"), Cached::Nothing);
     assert_eq!(c.cached(50, "", "b"), Cached::Fresh);

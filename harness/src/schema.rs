@@ -32,6 +32,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             pretty(schema_for!(crate::report::model::Report)),
         ),
         (
+            "load-report.schema.json",
+            pretty(schema_for!(crate::load::report::LoadReport)),
+        ),
+        (
             "baseline.schema.json",
             pretty(schema_for!(crate::report::analysis::baseline::Baseline)),
         ),

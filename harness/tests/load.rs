@@ -26,10 +26,29 @@ fn load(args: &[&str], out: &Path) -> (Output, Option<Value>) {
         .current_dir(root())
         .output()
         .unwrap();
-    let report = std::fs::read_to_string(out.join("load-report.json"))
+    let report: Option<Value> = std::fs::read_to_string(out.join("load-report.json"))
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
+    if let Some(r) = &report {
+        conforms_to_schema(r);
+    }
     (o, report)
+}
+
+/// Every load report the tests produce matches the published schema
+/// (docs/schema/load-report.schema.json), so tools reading it can rely on it.
+fn conforms_to_schema(r: &Value) {
+    let text = std::fs::read_to_string(root().join("docs/schema/load-report.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(r)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "load-report.json breaks its schema: {errors:?}"
+    );
 }
 
 fn explain(o: &Output) -> String {

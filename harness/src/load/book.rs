@@ -89,7 +89,7 @@ impl Matcher {
 }
 
 /// Every count of a load run (one connection's, or the sum of all).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Counts {
     /// Requests sent.
     pub sent: u64,

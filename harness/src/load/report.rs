@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What was run against what.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunSetup {
     /// The SUT's name and version from its manifest.
     pub sut: String,
@@ -34,7 +34,7 @@ pub struct RunSetup {
 }
 
 /// Latency percentiles of the answered requests, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Percentiles {
     /// Answers measured.
     pub count: u64,
@@ -74,7 +74,7 @@ impl Percentiles {
 }
 
 /// The SUT's resources over the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Resources {
     /// Whether they were sampled.
     pub sampled: bool,
@@ -117,7 +117,7 @@ impl Resources {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LoadReport {
     /// The run's setup.
     pub setup: RunSetup,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 pub const MAX_SAMPLES: usize = 100_000;
 
 /// One reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Sample {
     /// Milliseconds since the measuring window opened (negative readings do not happen:
     /// the first is taken as it opens).

@@ -292,8 +292,8 @@ mod tests {
 
     #[test]
     fn other_profiles_cannot_be_validated() {
-        // SWP-CRED (15) has no machine here; 99 is no profile at all.
-        for p in [15, 99] {
+        // 20 and 99 are no SWP profile at all (every one of 10-19 gets a machine in issue 17).
+        for p in [20, 99] {
             assert_eq!(
                 ProfileCheck::new(&[12, p], P1PayloadForm::Message).err(),
                 Some(ConfigError::Validate(p))

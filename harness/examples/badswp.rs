@@ -23,6 +23,9 @@
 //! | `tooldisc-drop-page-token` | every listing page comes without its next_page_token, so the listing stops after one page | TOOLDISC-008 |
 //! | `tooldisc-accept-bad-schema-ref` | the reject of a descriptor whose schema reference is invalid is swallowed | TOOLDISC-011 |
 //! | `tooldisc-ignore-version` | a GET's version selector is dropped on the way in, so the default version answers | TOOLDISC-009, TOOLDISC-013 |
+//! | `relay-ignore-dedupe` | a RELAY_PUBLISH repeating a delivery_id reaches the relay under a fresh one, so duplicates are delivered | RELAY-005, CORE-020 |
+//! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
+//! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
 //!
 //! `none` relays unchanged. Usage: `badswp MODE SWP_REF`. Payloads are the bare P1 message
 //! (the manifest declares `p1_payload: message`).
@@ -35,7 +38,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{agdisc, artifact, events, obs, rpc, state, tooldisc};
+use swp_profiles::p1::pb::{agdisc, artifact, events, obs, relay, rpc, state, tooldisc};
 
 #[derive(Default)]
 struct Shared {
@@ -48,6 +51,8 @@ struct Shared {
     held: Option<Envelope>,
     /// Chunks relayed per transfer (reset by each offer).
     chunks_seen: u64,
+    /// delivery_ids published so far, and how often.
+    published: HashMap<Vec<u8>, u32>,
 }
 
 fn frames(dec: &mut FrameDecoder, limits: &Limits) -> Vec<Envelope> {
@@ -167,6 +172,15 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
                 _ => vec![env],
             }
         }
+        ("relay-dead-letter-unknown-reason", 19, 3) => {
+            match relay::RelayNack::decode(&env.payload[..]) {
+                Ok(mut n) if !n.retryable => {
+                    n.reason_code = "gremlins".into();
+                    vec![with_payload(&env, n.encode_to_vec())]
+                }
+                _ => vec![env],
+            }
+        }
         _ => vec![env],
     }
 }
@@ -242,6 +256,25 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
         ("state-accept-missing-parent", 17, 1 | 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "does not exist");
             Some(env)
+        }
+        ("relay-ignore-dedupe", 19, 1) => match relay::RelayPublish::decode(&env.payload[..]) {
+            Ok(mut p) if !p.delivery_id.is_empty() => {
+                let n = s.published.entry(p.delivery_id.to_vec()).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    return Some(env);
+                }
+                let mut id = p.delivery_id.to_vec();
+                id.extend_from_slice(format!("#{n}").as_bytes());
+                p.delivery_id = Bytes::from(id);
+                Some(with_payload(&env, p.encode_to_vec()))
+            }
+            _ => Some(env),
+        },
+        ("relay-accept-missing-id", 19, 1) => {
+            let missing = relay::RelayPublish::decode(&env.payload[..])
+                .is_ok_and(|p| p.delivery_id.is_empty());
+            (!missing).then_some(env)
         }
         _ => Some(env),
     }

@@ -55,6 +55,11 @@ pub const PARAM_NAMES: &[&str] = &[
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
     "AGDISC_MAX_AGE_MS",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 /// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
@@ -70,6 +75,11 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "ARTIFACT_BYTES",
     "ARTIFACT_UPLOAD_MAX_BYTES",
     "AGDISC_MAX_AGE_MS",
+    "RELAY_DEDUPE_WINDOW_MS",
+    "RELAY_RETRY_BACKOFF_MS",
+    "RELAY_MAX_ATTEMPTS",
+    "RELAY_DEAD_LETTER_AFTER_MS",
+    "RELAY_SETTLE_MS",
 ];
 
 struct Parser<'a> {

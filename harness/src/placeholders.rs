@@ -15,7 +15,8 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// feature, which the spec allows (MCP mapping §7: "if incremental output is supported";
 /// the "(optional)" message classes of SWP-RPC and SWP-EVENTS, SWP-RPC's policy gate, and
 /// SWP-ARTIFACT's resume tokens, an alternative to the range restart rule, §4, and
-/// SWP-STATE's optional STATE_DELTA, §2;
+/// SWP-STATE's optional STATE_DELTA, §2; SWP-RELAY's optional RELAY_NACK, §2, as the dead
+/// letter's signal to a publisher and as a consumer's answer, and its policy gate;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
     "STREAM_METHOD",
@@ -47,6 +48,9 @@ pub const FEATURE_PARAMS: &[&str] = &[
     // SWP-TOOLDISC: paging and filtering are a SHOULD (§5).
     "TOOLDISC_PAGE_TOKEN",
     "TOOLDISC_FILTER",
+    "RELAY_EXHAUSTED_REASON",
+    "RELAY_NACK_REASON",
+    "RELAY_GATED_TOPIC",
 ];
 
 /// The manifest's values.

@@ -1,5 +1,6 @@
-//! One channel of any of the SWP-* profiles served here (AGDISC 10, TOOLDISC 11, RPC 12, EVENTS 13,
-//! ARTIFACT 14, STATE 17, OBS 18) behind one call: decode a payload in the configured P1
+//! One channel of any of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
+//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (AGDISC 10, TOOLDISC 11, RELAY 19) behind one
+//! call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
@@ -9,13 +10,14 @@ use crate::artifact::{self, ArtifactMessage};
 use crate::events::{self, EventsMessage};
 use crate::obs::{self, ObsMessage};
 use crate::payload::{P1Form, PayloadError};
+use crate::relay::{self, RelayMessage};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
 use crate::tooldisc::{self, TooldiscMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 7] = [
+pub const PROFILES: [u64; 8] = [
     agdisc::PROFILE_ID,
     tooldisc::PROFILE_ID,
     rpc::PROFILE_ID,
@@ -23,6 +25,7 @@ pub const PROFILES: [u64; 7] = [
     artifact::PROFILE_ID,
     state::PROFILE_ID,
     obs::PROFILE_ID,
+    relay::PROFILE_ID,
 ];
 
 /// The form and every profile's parameters.
@@ -44,6 +47,8 @@ pub struct Config {
     pub agdisc: agdisc::Config,
     /// SWP-TOOLDISC.
     pub tooldisc: tooldisc::Config,
+    /// SWP-RELAY.
+    pub relay: relay::Config,
 }
 
 /// A decoded message of one of the profiles.
@@ -63,6 +68,8 @@ pub enum Message {
     Agdisc(AgdiscMessage),
     /// SWP-TOOLDISC.
     Tooldisc(TooldiscMessage),
+    /// SWP-RELAY.
+    Relay(RelayMessage),
 }
 
 impl Message {
@@ -76,6 +83,7 @@ impl Message {
             Message::State(_) => state::PROFILE_ID,
             Message::Agdisc(_) => agdisc::PROFILE_ID,
             Message::Tooldisc(_) => tooldisc::PROFILE_ID,
+            Message::Relay(_) => relay::PROFILE_ID,
         }
     }
 
@@ -89,6 +97,7 @@ impl Message {
             Message::State(m) => m.msg_type(),
             Message::Agdisc(m) => m.msg_type(),
             Message::Tooldisc(m) => m.msg_type(),
+            Message::Relay(m) => m.msg_type(),
         }
     }
 
@@ -102,6 +111,7 @@ impl Message {
             Message::State(m) => state::encode(form, m),
             Message::Agdisc(m) => agdisc::encode(form, m),
             Message::Tooldisc(m) => tooldisc::encode(form, m),
+            Message::Relay(m) => relay::encode(form, m),
         }
     }
 }
@@ -122,6 +132,7 @@ pub fn decode(
         state::PROFILE_ID => state::decode(form, msg_type, payload).map(Message::State),
         agdisc::PROFILE_ID => agdisc::decode(form, msg_type, payload).map(Message::Agdisc),
         tooldisc::PROFILE_ID => tooldisc::decode(form, msg_type, payload).map(Message::Tooldisc),
+        relay::PROFILE_ID => relay::decode(form, msg_type, payload).map(Message::Relay),
         _ => return None,
     })
 }
@@ -143,6 +154,8 @@ pub enum Seen {
     Agdisc(agdisc::Seen),
     /// SWP-TOOLDISC.
     Tooldisc(tooldisc::Seen),
+    /// SWP-RELAY.
+    Relay(relay::Seen),
 }
 
 /// A refusal, with one canonical code.
@@ -172,6 +185,9 @@ pub enum ChannelError {
     /// The SWP-TOOLDISC catalog judge.
     #[error(transparent)]
     Tooldisc(#[from] tooldisc::CatalogError),
+    /// The SWP-RELAY deliveries.
+    #[error(transparent)]
+    Relay(#[from] relay::DeliveryError),
 }
 
 impl ChannelError {
@@ -186,6 +202,7 @@ impl ChannelError {
             ChannelError::State(e) => e.code(),
             ChannelError::Agdisc(e) => e.code(),
             ChannelError::Tooldisc(e) => e.code(),
+            ChannelError::Relay(e) => e.code(),
         }
     }
 }
@@ -199,6 +216,7 @@ enum Machine {
     State(state::Store),
     Agdisc(agdisc::Cache),
     Tooldisc(tooldisc::Catalog),
+    Relay(relay::Deliveries),
 }
 
 /// One channel of one profile.
@@ -224,6 +242,7 @@ impl Channel {
             tooldisc::PROFILE_ID => {
                 Machine::Tooldisc(tooldisc::Catalog::new(config.tooldisc.clone()))
             }
+            relay::PROFILE_ID => Machine::Relay(relay::Deliveries::new(config.relay.clone())),
             _ => return None,
         };
         Some(Channel {
@@ -288,6 +307,11 @@ impl Channel {
                 let m = tooldisc::decode(form, msg_type, payload)?;
                 let s = l.step(scope, &m)?;
                 (Message::Tooldisc(m), Seen::Tooldisc(s))
+            }
+            Machine::Relay(l) => {
+                let m = relay::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Relay(m), Seen::Relay(s))
             }
         })
     }

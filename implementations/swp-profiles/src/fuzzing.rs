@@ -56,6 +56,13 @@ pub fn config(form: P1Form) -> Config {
     c.tooldisc.max_entries = 3;
     c.tooldisc.max_pending = 2;
     c.tooldisc.max_walk_tools = 3;
+    c.relay.max_deliveries = 4;
+    c.relay.dedupe_window_ms = 20_000;
+    c.relay.reasons = crate::relay::DEAD_LETTER_REASONS.map(String::from).to_vec();
+    c.relay.retry = Some(crate::relay::RetryPolicy {
+        delays_ms: vec![250, 500],
+        tolerance_ms: 250,
+    });
     c
 }
 
@@ -316,6 +323,32 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                 }),
                 3 => M::NotModified(AgdiscNotModified { agent_id, etag }),
                 _ => M::Err(AgdiscErr::default()),
+            })
+        }
+        crate::relay::PROFILE_ID => {
+            use crate::relay::RelayMessage as M;
+            use pb::relay::*;
+            let delivery_id = Bytes::from(vec![b'd', pick(0, 3)]);
+            Message::Relay(match msg_type {
+                1 => M::Publish(RelayPublish {
+                    delivery_id,
+                    topic: ["t", "u"][usize::from(pick(1, 2))].into(),
+                    payload: Bytes::from(vec![pick(2, 3)]),
+                    ttl_ms: u64::from(pick(3, 3)) * 1_000,
+                }),
+                2 => M::Ack(RelayAck { delivery_id }),
+                3 => M::Nack(RelayNack {
+                    delivery_id,
+                    retryable: pick(1, 2) == 0,
+                    reason_code: ["", "retry_exhausted", "gremlins"][usize::from(pick(2, 3))]
+                        .into(),
+                }),
+                4 => M::Status(RelayStatus {
+                    delivery_id,
+                    state: "pending".into(),
+                    attempt_count: u32::from(pick(1, 4)),
+                }),
+                _ => M::Err(RelayErr::default()),
             })
         }
         _ => {

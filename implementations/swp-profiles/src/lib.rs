@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod obs;
 pub mod p1;
 pub mod payload;
+pub mod relay;
 pub mod rpc;
 pub mod state;
 pub mod tooldisc;

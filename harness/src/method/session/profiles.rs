@@ -68,7 +68,50 @@ pub fn config_of(params: &Params, form: P1Form) -> channel::Config {
     if let Some(k) = list("OBS_OWN_TRACESTATE_KEYS") {
         c.obs.own_tracestate_keys = k;
     }
+    relay_config(params, num, list, &mut c.relay);
     c
+}
+
+/// The tolerance a relay's retry gets either way of its declared time, unless the manifest
+/// declares `RELAY_RETRY_TOLERANCE_MS`: the harness's read loop and a loaded machine, not
+/// the relay, decide how late a frame is seen.
+pub const RELAY_RETRY_TOLERANCE_MS: u64 = 250;
+
+/// SWP-RELAY: the dedupe window, the finite set of dead-letter reasons and the retry
+/// schedule the SUT declares (`RELAY_RETRY_DELAYS_MS`, the wait after each attempt, or a
+/// constant `RELAY_RETRY_BACKOFF_MS` over `RELAY_MAX_ATTEMPTS`). Without a declared schedule
+/// retries are not timed; without a declared set any non-empty reason passes.
+fn relay_config(
+    params: &Params,
+    num: impl Fn(&str) -> Option<u64>,
+    list: impl Fn(&str) -> Option<Vec<String>>,
+    c: &mut swp_profiles::relay::Config,
+) {
+    if let Some(w) = num("RELAY_DEDUPE_WINDOW_MS") {
+        c.dedupe_window_ms = w;
+    }
+    if let Some(r) = list("RELAY_DEAD_LETTER_REASONS") {
+        c.reasons = r;
+    }
+    // An explicit schedule, or a constant backoff over the declared number of attempts.
+    let delays = params
+        .get("RELAY_RETRY_DELAYS_MS")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|a| {
+            a.iter()
+                .map(serde_json::Value::as_u64)
+                .collect::<Option<Vec<u64>>>()
+        })
+        .or_else(|| {
+            let b = num("RELAY_RETRY_BACKOFF_MS")?;
+            let n = num("RELAY_MAX_ATTEMPTS")?;
+            // A declared count far beyond any vector's reach is cut, never allocated.
+            Some(vec![b; usize::try_from(n.clamp(1, 64) - 1).unwrap_or(0)])
+        });
+    c.retry = delays.map(|delays_ms| swp_profiles::relay::RetryPolicy {
+        delays_ms,
+        tolerance_ms: num("RELAY_RETRY_TOLERANCE_MS").unwrap_or(RELAY_RETRY_TOLERANCE_MS),
+    });
 }
 
 /// The machines of one vector's connection.
@@ -102,6 +145,9 @@ impl Judge {
         let scope = match (profile_id, from_harness) {
             (swp_profiles::events::PROFILE_ID, true) => HARNESS,
             (swp_profiles::events::PROFILE_ID, false) => ENDPOINT,
+            // A relay's deliveries are keyed by their publisher.
+            (swp_profiles::relay::PROFILE_ID, true) => HARNESS,
+            (swp_profiles::relay::PROFILE_ID, false) => ENDPOINT,
             // Calls, transfers and trace contexts are one conversation of both peers.
             _ => "",
         };
@@ -255,6 +301,29 @@ mod tests {
         assert_eq!(c.artifact.chunk_size, Some(4096));
         assert_eq!(c.state.scheme, swp_profiles::state::IdScheme::Sha256);
         assert_eq!(c.obs.own_tracestate_keys, ["me"]);
+        assert_eq!(
+            c.relay.retry, None,
+            "no schedule declared: retries are not timed"
+        );
+        p.insert("RELAY_DEDUPE_WINDOW_MS".into(), json!(2000));
+        p.insert("RELAY_RETRY_DELAYS_MS".into(), json!([300, 600]));
+        p.insert("RELAY_DEAD_LETTER_REASONS".into(), json!(["gone"]));
+        p.insert("RELAY_RETRY_BACKOFF_MS".into(), json!(100));
+        p.insert("RELAY_MAX_ATTEMPTS".into(), json!(3));
+        let c = config_of(&p, P1Form::Message);
+        assert_eq!(c.relay.dedupe_window_ms, 2000);
+        assert_eq!(c.relay.reasons, ["gone"]);
+        assert_eq!(
+            c.relay.retry,
+            Some(swp_profiles::relay::RetryPolicy {
+                delays_ms: vec![300, 600],
+                tolerance_ms: RELAY_RETRY_TOLERANCE_MS
+            }),
+            "an explicit schedule wins"
+        );
+        p.remove("RELAY_RETRY_DELAYS_MS");
+        let c = config_of(&p, P1Form::Message);
+        assert_eq!(c.relay.retry.map(|r| r.delays_ms), Some(vec![100, 100]));
         // Nothing declared: ids are not judged, chunks by contiguity only.
         let c = config_of(&Params::new(), P1Form::Message);
         assert_eq!(c.state.scheme, swp_profiles::state::IdScheme::Opaque);
@@ -314,5 +383,62 @@ mod tests {
         );
         // An unjudged profile is not judged.
         assert!(j.received(3, 1, 2, b"{}").is_none());
+    }
+
+    #[test]
+    fn a_relays_retries_are_judged_against_its_declared_schedule() {
+        use swp_profiles::p1::pb::relay::{RelayAck, RelayPublish};
+        use swp_profiles::relay::{encode, RelayMessage};
+        let form = swp_profiles::P1Form::Message;
+        let mut p = Params::new();
+        p.insert("RELAY_RETRY_BACKOFF_MS".into(), json!(500));
+        p.insert("RELAY_MAX_ATTEMPTS".into(), json!(2));
+        let mut j = Judge::new(&config_of(&p, P1Form::Message));
+        let publish = |id: &'static [u8]| {
+            encode(
+                form,
+                &RelayMessage::Publish(RelayPublish {
+                    delivery_id: Bytes::from_static(id),
+                    topic: "loop".into(),
+                    ..RelayPublish::default()
+                }),
+            )
+        };
+        let env = crate::frames::Envelope {
+            version: 1,
+            profile_id: 19,
+            msg_type: 1,
+            msg_id: Bytes::from_static(b"0123456789abcdef"),
+            payload: Bytes::from(publish(b"d")),
+            ..Default::default()
+        };
+        // The harness's publish is its own; the relay's delivery of the same id is not a
+        // duplicate of it.
+        j.sent(0, &crate::frames::e1::frame_bytes(&env).unwrap());
+        assert!(j.received(10, 19, 1, &publish(b"d")).is_none());
+        assert!(
+            j.received(200, 19, 1, &publish(b"d")).is_some(),
+            "a retry 190 ms after the attempt, the backoff being 500 +/- 250"
+        );
+        assert!(j.received(520, 19, 1, &publish(b"d")).is_none());
+        assert!(
+            j.received(1_020, 19, 1, &publish(b"d")).is_some(),
+            "a third attempt of two"
+        );
+        // After the harness's ACK, no retry at all.
+        assert!(j.received(0, 19, 1, &publish(b"e")).is_none());
+        let ack = encode(
+            form,
+            &RelayMessage::Ack(RelayAck {
+                delivery_id: Bytes::from_static(b"e"),
+            }),
+        );
+        let env = crate::frames::Envelope {
+            msg_type: 2,
+            payload: Bytes::from(ack),
+            ..env
+        };
+        j.sent(100, &crate::frames::e1::frame_bytes(&env).unwrap());
+        assert!(j.received(500, 19, 1, &publish(b"e")).is_some());
     }
 }

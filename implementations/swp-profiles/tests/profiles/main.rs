@@ -9,6 +9,7 @@ mod events;
 mod forms;
 mod fuzz_soak;
 mod obs;
+mod relay;
 mod rpc;
 mod state;
 mod tooldisc;

@@ -19,7 +19,7 @@ pub enum ConfigError {
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
     #[error(
-        "cannot validate the payloads of profile {0} (only 1, 2, 10, 11, 12, 13, 14, 17 and 18)"
+        "cannot validate the payloads of profile {0} (only 1, 2, 10, 11, 12, 13, 14, 17, 18 and 19)"
     )]
     Validate(u64),
 }

@@ -26,6 +26,7 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "validate:14",
     "validate:17",
     "validate:18",
+    "validate:19",
 ];
 
 fn reply<T: Serialize>(id: u64, r: Result<T, String>) -> Vec<u8> {

@@ -17,6 +17,7 @@ pub mod agdisc;
 pub mod artifact;
 pub mod events;
 pub mod obs;
+pub mod relay;
 pub mod rpc;
 pub mod state;
 pub mod tooldisc;
@@ -26,7 +27,7 @@ use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 7] = [
+pub const PROFILES: [u64; 8] = [
     swp_profiles::agdisc::PROFILE_ID,
     swp_profiles::tooldisc::PROFILE_ID,
     swp_profiles::rpc::PROFILE_ID,
@@ -34,6 +35,7 @@ pub const PROFILES: [u64; 7] = [
     swp_profiles::artifact::PROFILE_ID,
     swp_profiles::state::PROFILE_ID,
     swp_profiles::obs::PROFILE_ID,
+    swp_profiles::relay::PROFILE_ID,
 ];
 
 /// Whether the agent serves `profile_id`.
@@ -108,6 +110,7 @@ pub struct Agent {
     state: state::Agent,
     agdisc: agdisc::Agent,
     tooldisc: tooldisc::Agent,
+    relay: relay::Agent,
 }
 
 impl Agent {
@@ -121,6 +124,7 @@ impl Agent {
             state: state::Agent::new(form),
             agdisc: agdisc::Agent::new(form),
             tooldisc: tooldisc::Agent::new(form),
+            relay: relay::Agent::new(form),
         }
     }
 
@@ -153,13 +157,17 @@ impl Agent {
             swp_profiles::tooldisc::PROFILE_ID => {
                 self.tooldisc.handle(msg_type, msg_id, payload, scope)
             }
+            swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
             _ => Action::Nothing,
         }
     }
 
     /// When [`Agent::on_timer`] should next run, if anything waits.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.rpc.next_deadline()
+        match (self.rpc.next_deadline(), self.relay.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether anything waits for a deadline.
@@ -169,7 +177,9 @@ impl Agent {
 
     /// Time passed: what became due.
     pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
-        self.rpc.on_timer(now_ms)
+        let mut outs = self.rpc.on_timer(now_ms);
+        outs.extend(self.relay.on_timer(now_ms));
+        outs
     }
 }
 

@@ -1,0 +1,232 @@
+//! The relay namespace (SWP-RELAY, profile 19) against broken relays (the `badswp`
+//! example's `relay-*` modes, a proxy in front of the reference endpoint whose loop topic
+//! makes it a relay with the harness on both sides): each is caught by exactly the vectors
+//! that exercise the broken behaviour, and the unbroken proxy passes every session vector.
+//! Also: a relay that declares no retry schedule leaves the timed vectors untested, one
+//! without RELAY_NACK leaves the NACK vectors out by its choice, and the codec vectors pass
+//! in the wrapper form. The reference runs the namespace over TLS, TCP (wrapper form), in
+//! process and as a testee in tests/catalog.rs.
+
+mod common;
+use common::catalog;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use swp_conform::catalog::vector::Method;
+use swp_conform::method::{self, Setup};
+use swp_conform::model::{NaCause, Verdict};
+use swp_conform::sut::Sut;
+
+/// The relay parameters of `swp-ref serve` (docs/profiles-c5-relay.md).
+const RELAY_PARAMS: &str = r#"  RELAY_LOOP_TOPIC: swp.test.loop
+  RELAY_DEDUPE_WINDOW_MS: 86400000
+  RELAY_RETRY_BACKOFF_MS: 500
+  RELAY_MAX_ATTEMPTS: 3
+  RELAY_DEAD_LETTER_AFTER_MS: 500
+  RELAY_SETTLE_MS: 500
+  RELAY_DEAD_LETTER_REASONS: [retry_exhausted, ttl_expired, consumer_rejected, no_route]
+  RELAY_EXHAUSTED_REASON: retry_exhausted
+  RELAY_NACK_REASON: consumer_busy
+  RELAY_GATED_TOPIC: swp.test.gated
+"#;
+
+/// A manifest for `badswp MODE` over stdio, claiming profile 19.
+fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        r#"name: badswp-{mode}
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
+methods: [session]
+claims: {{profiles: [1, 19]}}
+params:
+{RELAY_PARAMS}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
+session:
+  transport: stdio
+  reject_signal:
+    mode: error-frame
+    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#,
+        common::example("badswp").display(),
+    );
+    let p = dir.join(format!("badswp-{mode}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The short ids (`relay_0002`) of the relay vectors that do not pass against `mode`;
+/// every session vector must have run.
+fn failing(mode: &str) -> BTreeSet<String> {
+    let cat = catalog();
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{mode}"));
+    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == "relay")
+        .collect();
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let session: BTreeSet<&str> = plan
+        .iter()
+        .filter(|v| v.vector.methods.contains(&Method::Session))
+        .map(|v| v.vector.id.as_str())
+        .collect();
+    let executed: BTreeSet<&str> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotApplicable)
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    assert_eq!(executed, session, "{mode}: every session vector runs");
+    for r in &rs {
+        if r.verdict != Verdict::Pass {
+            eprintln!(
+                "{mode}: {} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            );
+        }
+    }
+    rs.iter()
+        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| r.vector_id[..10].to_owned())
+        .collect()
+}
+
+fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_unbroken_proxy_passes_every_relay_vector() {
+    assert_eq!(failing("none"), set(&[]));
+}
+
+#[test]
+fn delivering_duplicates_is_caught() {
+    assert_eq!(
+        failing("relay-ignore-dedupe"),
+        set(&["relay_0002", "relay_0004"])
+    );
+}
+
+#[test]
+fn accepting_a_publish_without_delivery_id_is_caught() {
+    assert_eq!(failing("relay-accept-missing-id"), set(&["relay_0101"]));
+}
+
+#[test]
+fn a_dead_letter_reason_outside_the_set_is_caught() {
+    assert_eq!(
+        failing("relay-dead-letter-unknown-reason"),
+        set(&["relay_0004", "relay_0005"])
+    );
+}
+
+/// Undeclared timings leave the timed vectors untested (the retry policy is the SUT's to
+/// define, swp-relay §4); an undeclared NACK trigger leaves the NACK vectors out by the
+/// SUT's choice (RELAY_NACK is optional, §2).
+#[test]
+fn undeclared_timings_are_untested_and_undeclared_nacks_are_a_choice() {
+    let cat = catalog();
+    let path = common::root().join("implementations/manifests/reference-tls.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let parse = |t: &str| Sut::parse(t, &path, None).unwrap_or_else(|e| panic!("{e}"));
+    let without = |names: &[&str]| {
+        parse(
+            &text
+                .lines()
+                .filter(|l| {
+                    !names
+                        .iter()
+                        .any(|w| l.trim_start().starts_with(&format!("{w}:")))
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    };
+    let vector = |id: &str| {
+        &cat.vectors
+            .iter()
+            .find(|v| v.vector.id.starts_with(id))
+            .unwrap()
+            .vector
+    };
+    // As the run decides: the manifest's conditions first, then the placeholders, where a
+    // missing optional-feature trigger is the SUT's choice and any other name untested.
+    let cause = |sut: &Sut, id: &str| {
+        let v = vector(id);
+        method::applicability(v, sut)
+            .map(|na| na.cause)
+            .or_else(
+                || match swp_conform::placeholders::fill(v, &sut.manifest.params) {
+                    Err(swp_conform::placeholders::FillError::Missing(names)) => Some(
+                        if names.iter().any(|n| {
+                            swp_conform::placeholders::FEATURE_PARAMS.contains(&n.as_str())
+                        }) {
+                            NaCause::SutChoice
+                        } else {
+                            NaCause::Untested
+                        },
+                    ),
+                    _ => None,
+                },
+            )
+    };
+    let untimed = without(&["RELAY_RETRY_BACKOFF_MS", "RELAY_MAX_ATTEMPTS"]);
+    for id in ["relay_0001", "relay_0003", "relay_0004", "relay_0005"] {
+        assert_eq!(cause(&untimed, id), Some(NaCause::Untested), "{id}");
+    }
+    assert_eq!(cause(&untimed, "relay_0002"), None);
+    let no_nack = without(&["RELAY_NACK_REASON"]);
+    assert_eq!(cause(&no_nack, "relay_0005"), Some(NaCause::SutChoice));
+    assert_eq!(cause(&no_nack, "relay_0004"), None);
+    let no_dead_letter_signal = without(&["RELAY_EXHAUSTED_REASON"]);
+    for id in ["relay_0004", "relay_0005"] {
+        assert_eq!(
+            cause(&no_dead_letter_signal, id),
+            Some(NaCause::SutChoice),
+            "{id}"
+        );
+    }
+    let full = without(&[]);
+    for id in [
+        "relay_0001",
+        "relay_0002",
+        "relay_0003",
+        "relay_0004",
+        "relay_0005",
+    ] {
+        assert_eq!(cause(&full, id), None, "{id}");
+    }
+}
+
+/// The codec vectors of the relay namespace in the wrapper P1 form.
+#[test]
+fn the_codec_vectors_pass_in_the_wrapper_form_too() {
+    let cat = catalog();
+    let path = common::root().join("implementations/manifests/reference-testee.yaml");
+    let text = std::fs::read_to_string(&path).unwrap() + "\np1_payload: wrapper\n";
+    let sut = Sut::parse(&text, &path, Some(path.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == "relay" && v.vector.methods.contains(&Method::Codec))
+        .collect();
+    assert_eq!(plan.len(), 2);
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-relay");
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    assert!(
+        rs.iter().all(|r| r.verdict == Verdict::Pass),
+        "{:?}",
+        rs.iter()
+            .map(|r| (&r.vector_id, r.verdict.as_str(), &r.detail))
+            .collect::<Vec<_>>()
+    );
+}

@@ -22,6 +22,12 @@
 //! | `cred-ignore-revoke` | CRED_REVOKE is dropped on the way in, so a revoked chain stays usable | CRED-010 |
 //! | `policyhint-every-mode-must` | every constraint's mode becomes MUST on the way in, so advice binds | POLICYHINT-007 |
 //! | `policyhint-first-wins` | the constraints of every set are reversed on the way in, so the earlier of two disagreeing ones wins against the declared rule | POLICYHINT-006, POLICYHINT-007 |
+//! | `agdisc-alter-card` | the card octets of every AGDISC_DOC come back with one octet changed | AGDISC-006, AGDISC-012 |
+//! | `agdisc-accept-no-revision` | the reject of a card without a schema revision is swallowed | AGDISC-011 |
+//! | `agdisc-not-modified-any` | a GET with any validator is answered not-modified | AGDISC-007 |
+//! | `tooldisc-drop-page-token` | every listing page comes without its next_page_token, so the listing stops after one page | TOOLDISC-008 |
+//! | `tooldisc-accept-bad-schema-ref` | the reject of a descriptor whose schema reference is invalid is swallowed | TOOLDISC-011 |
+//! | `tooldisc-ignore-version` | a GET's version selector is dropped on the way in, so the default version answers | TOOLDISC-009, TOOLDISC-013 |
 //! | `relay-ignore-dedupe` | a RELAY_PUBLISH repeating a delivery_id reaches the relay under a fresh one, so duplicates are delivered | RELAY-005, CORE-020 |
 //! | `relay-accept-missing-id` | a RELAY_PUBLISH without a delivery_id is swallowed, not rejected | RELAY-009 |
 //! | `relay-dead-letter-unknown-reason` | every dead letter carries a reason outside the declared set | RELAY-008 |
@@ -43,7 +49,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::p1::pb::{artifact, cred, events, obs, policyhint, relay, rpc, state};
+use swp_profiles::p1::pb::{
+    agdisc, artifact, cred, events, obs, policyhint, relay, rpc, state, tooldisc,
+};
 
 #[derive(Default)]
 struct Shared {
@@ -196,6 +204,24 @@ fn outbound(mode: &str, env: Envelope, s: &mut Shared) -> Vec<Envelope> {
             }
             _ => vec![env],
         },
+        ("agdisc-alter-card", 10, 2) => match agdisc::AgdiscDoc::decode(&env.payload[..]) {
+            Ok(mut d) if !d.card_payload.is_empty() => {
+                let mut b = d.card_payload.to_vec();
+                b[0] ^= 0x01;
+                d.card_payload = Bytes::from(b);
+                vec![with_payload(&env, d.encode_to_vec())]
+            }
+            _ => vec![env],
+        },
+        ("tooldisc-drop-page-token", 11, 2) => {
+            match tooldisc::TooldiscListResp::decode(&env.payload[..]) {
+                Ok(mut p) if !p.next_page_token.is_empty() => {
+                    p.next_page_token.clear();
+                    vec![with_payload(&env, p.encode_to_vec())]
+                }
+                _ => vec![env],
+            }
+        }
         ("relay-dead-letter-unknown-reason", 19, 3) => {
             match relay::RelayNack::decode(&env.payload[..]) {
                 Ok(mut n) if !n.retryable => {
@@ -250,6 +276,32 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
         ("artifact-accept-corrupt", 14, 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "offered hash");
             Some(env)
+        }
+        ("agdisc-accept-no-revision", 10, 2) => {
+            s.swallow.insert(env.msg_id.to_vec(), "schema_revision");
+            Some(env)
+        }
+        ("agdisc-not-modified-any", 10, 1) => match agdisc::AgdiscGet::decode(&env.payload[..]) {
+            // Any validator is taken for the card's own, so the answer is always
+            // not-modified (the reference's etag, docs/profiles-c5-disc.md).
+            Ok(mut g) if !g.if_none_match.is_empty() => {
+                g.if_none_match = "\"d9b5a602b830d011\"".into();
+                Some(with_payload(&env, g.encode_to_vec()))
+            }
+            _ => Some(env),
+        },
+        ("tooldisc-accept-bad-schema-ref", 11, 2 | 4) => {
+            s.swallow.insert(env.msg_id.to_vec(), "content hash");
+            Some(env)
+        }
+        ("tooldisc-ignore-version", 11, 3) => {
+            match tooldisc::TooldiscGetReq::decode(&env.payload[..]) {
+                Ok(mut g) if !g.version.is_empty() => {
+                    g.version.clear();
+                    Some(with_payload(&env, g.encode_to_vec()))
+                }
+                _ => Some(env),
+            }
         }
         ("state-accept-missing-parent", 17, 1 | 3) => {
             s.swallow.insert(env.msg_id.to_vec(), "does not exist");

@@ -35,6 +35,21 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
     "CRED_REVOKE_REASON",
+    // SWP-AGDISC (docs/profiles-c5-disc.md): validators and explicit freshness are SHOULDs
+    // (§5), AGDISC_NOT_MODIFIED an optional class (§2), and an invalid stored card, a
+    // refused peer or an internal failure a state a SUT may have no way to be put in.
+    "AGDISC_ETAG",
+    "AGDISC_NOT_MODIFIED_ETAG",
+    "AGDISC_MAX_AGE_MS",
+    "AGDISC_INVALID_AGENT_ID",
+    "AGDISC_INVALID_CARD_CODE",
+    "AGDISC_UNAUTHORIZED_AGENT_ID",
+    "AGDISC_UNAUTHORIZED_CODE",
+    "AGDISC_INTERNAL_AGENT_ID",
+    "AGDISC_INTERNAL_CODE",
+    // SWP-TOOLDISC: paging and filtering are a SHOULD (§5).
+    "TOOLDISC_PAGE_TOKEN",
+    "TOOLDISC_FILTER",
     "RELAY_EXHAUSTED_REASON",
     "RELAY_NACK_REASON",
     "RELAY_GATED_TOPIC",

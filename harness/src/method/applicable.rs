@@ -35,6 +35,16 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
 fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     let params = sut.params(super::codec::CODEC_NOW_MS);
     for c in &v.applies_when.holds {
+        // A condition over an optional feature's value the SUT does not declare (SWP-AGDISC's
+        // max-age, a SHOULD) is the SUT's choice, as an unfilled feature trigger is.
+        if let Some(f) = crate::placeholders::FEATURE_PARAMS
+            .iter()
+            .find(|f| c.contains(&format!("${{{f}}}")) && !sut.manifest.params.contains_key(**f))
+        {
+            return Some(NotApplicable::choice(format!(
+                "`{c}`: the manifest declares no params {f}: it claims no such optional feature"
+            )));
+        }
         match crate::expr::holds(c, &params) {
             Ok(true) => {}
             Ok(false) => {

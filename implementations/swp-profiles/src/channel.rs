@@ -1,9 +1,11 @@
 //! One channel of any of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13,
-//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (CRED 15, POLICYHINT 16, RELAY 19) behind one call: decode a payload in the configured P1
+//! ARTIFACT 14, STATE 17, OBS 18) and of C5 (AGDISC 10, TOOLDISC 11, CRED 15, POLICYHINT 16,
+//! RELAY 19) behind one call: decode a payload in the configured P1
 //! form and step that profile's machine. This is what a codec testee needs for
 //! `validate:N` (every frame of a request on one channel) and what the fuzz target drives;
 //! an endpoint that acts on messages uses the profile modules directly.
 
+use crate::agdisc::{self, AgdiscMessage};
 use crate::artifact::{self, ArtifactMessage};
 use crate::cred::{self, CredMessage};
 use crate::events::{self, EventsMessage};
@@ -13,10 +15,13 @@ use crate::policyhint::{self, PolicyMessage};
 use crate::relay::{self, RelayMessage};
 use crate::rpc::{self, RpcMessage};
 use crate::state::{self, StateMessage};
+use crate::tooldisc::{self, TooldiscMessage};
 use swp_core::ErrorCode;
 
 /// The profiles a [`Channel`] serves.
-pub const PROFILES: [u64; 8] = [
+pub const PROFILES: [u64; 10] = [
+    agdisc::PROFILE_ID,
+    tooldisc::PROFILE_ID,
     rpc::PROFILE_ID,
     events::PROFILE_ID,
     artifact::PROFILE_ID,
@@ -46,6 +51,10 @@ pub struct Config {
     pub cred: cred::Config,
     /// SWP-POLICYHINT.
     pub policyhint: policyhint::Config,
+    /// SWP-AGDISC.
+    pub agdisc: agdisc::Config,
+    /// SWP-TOOLDISC.
+    pub tooldisc: tooldisc::Config,
     /// SWP-RELAY.
     pub relay: relay::Config,
 }
@@ -67,6 +76,10 @@ pub enum Message {
     Cred(CredMessage),
     /// SWP-POLICYHINT.
     Policyhint(PolicyMessage),
+    /// SWP-AGDISC.
+    Agdisc(AgdiscMessage),
+    /// SWP-TOOLDISC.
+    Tooldisc(TooldiscMessage),
     /// SWP-RELAY.
     Relay(RelayMessage),
 }
@@ -82,6 +95,8 @@ impl Message {
             Message::State(_) => state::PROFILE_ID,
             Message::Cred(_) => cred::PROFILE_ID,
             Message::Policyhint(_) => policyhint::PROFILE_ID,
+            Message::Agdisc(_) => agdisc::PROFILE_ID,
+            Message::Tooldisc(_) => tooldisc::PROFILE_ID,
             Message::Relay(_) => relay::PROFILE_ID,
         }
     }
@@ -96,6 +111,8 @@ impl Message {
             Message::State(m) => m.msg_type(),
             Message::Cred(m) => m.msg_type(),
             Message::Policyhint(m) => m.msg_type(),
+            Message::Agdisc(m) => m.msg_type(),
+            Message::Tooldisc(m) => m.msg_type(),
             Message::Relay(m) => m.msg_type(),
         }
     }
@@ -110,6 +127,8 @@ impl Message {
             Message::State(m) => state::encode(form, m),
             Message::Cred(m) => cred::encode(form, m),
             Message::Policyhint(m) => policyhint::encode(form, m),
+            Message::Agdisc(m) => agdisc::encode(form, m),
+            Message::Tooldisc(m) => tooldisc::encode(form, m),
             Message::Relay(m) => relay::encode(form, m),
         }
     }
@@ -133,6 +152,8 @@ pub fn decode(
         policyhint::PROFILE_ID => {
             policyhint::decode(form, msg_type, payload).map(Message::Policyhint)
         }
+        agdisc::PROFILE_ID => agdisc::decode(form, msg_type, payload).map(Message::Agdisc),
+        tooldisc::PROFILE_ID => tooldisc::decode(form, msg_type, payload).map(Message::Tooldisc),
         relay::PROFILE_ID => relay::decode(form, msg_type, payload).map(Message::Relay),
         _ => return None,
     })
@@ -155,6 +176,10 @@ pub enum Seen {
     Cred(cred::Seen),
     /// SWP-POLICYHINT.
     Policyhint(policyhint::Seen),
+    /// SWP-AGDISC.
+    Agdisc(agdisc::Seen),
+    /// SWP-TOOLDISC.
+    Tooldisc(tooldisc::Seen),
     /// SWP-RELAY.
     Relay(relay::Seen),
 }
@@ -186,6 +211,12 @@ pub enum ChannelError {
     /// The SWP-POLICYHINT constraints.
     #[error(transparent)]
     Policyhint(#[from] policyhint::PolicyError),
+    /// The SWP-AGDISC cache.
+    #[error(transparent)]
+    Agdisc(#[from] agdisc::CacheError),
+    /// The SWP-TOOLDISC catalog judge.
+    #[error(transparent)]
+    Tooldisc(#[from] tooldisc::CatalogError),
     /// The SWP-RELAY deliveries.
     #[error(transparent)]
     Relay(#[from] relay::DeliveryError),
@@ -203,6 +234,8 @@ impl ChannelError {
             ChannelError::State(e) => e.code(),
             ChannelError::Cred(e) => e.code(),
             ChannelError::Policyhint(e) => e.code(),
+            ChannelError::Agdisc(e) => e.code(),
+            ChannelError::Tooldisc(e) => e.code(),
             ChannelError::Relay(e) => e.code(),
         }
     }
@@ -217,6 +250,8 @@ enum Machine {
     State(state::Store),
     Cred(cred::Chains),
     Policyhint(policyhint::Policy),
+    Agdisc(agdisc::Cache),
+    Tooldisc(tooldisc::Catalog),
     Relay(relay::Deliveries),
 }
 
@@ -242,6 +277,10 @@ impl Channel {
             cred::PROFILE_ID => Machine::Cred(cred::Chains::new(config.cred.clone())),
             policyhint::PROFILE_ID => {
                 Machine::Policyhint(policyhint::Policy::new(config.policyhint.clone()))
+            }
+            agdisc::PROFILE_ID => Machine::Agdisc(agdisc::Cache::new(config.agdisc.clone())),
+            tooldisc::PROFILE_ID => {
+                Machine::Tooldisc(tooldisc::Catalog::new(config.tooldisc.clone()))
             }
             relay::PROFILE_ID => Machine::Relay(relay::Deliveries::new(config.relay.clone())),
             _ => return None,
@@ -308,6 +347,16 @@ impl Channel {
                 let m = policyhint::decode(form, msg_type, payload)?;
                 let s = l.step(&m)?;
                 (Message::Policyhint(m), Seen::Policyhint(s))
+            }
+            Machine::Agdisc(l) => {
+                let m = agdisc::decode(form, msg_type, payload)?;
+                let s = l.step(now_ms, scope, &m)?;
+                (Message::Agdisc(m), Seen::Agdisc(s))
+            }
+            Machine::Tooldisc(l) => {
+                let m = tooldisc::decode(form, msg_type, payload)?;
+                let s = l.step(scope, &m)?;
+                (Message::Tooldisc(m), Seen::Tooldisc(s))
             }
             Machine::Relay(l) => {
                 let m = relay::decode(form, msg_type, payload)?;

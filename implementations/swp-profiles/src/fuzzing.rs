@@ -59,6 +59,12 @@ pub fn config(form: P1Form) -> Config {
         max_chains: 2,
     };
     c.policyhint.max_constraints = 3;
+    c.agdisc.max_cards = 2;
+    c.agdisc.max_pending = 2;
+    c.agdisc.max_card_bytes = 8;
+    c.tooldisc.max_entries = 3;
+    c.tooldisc.max_pending = 2;
+    c.tooldisc.max_walk_tools = 3;
     c.relay.max_deliveries = 4;
     c.relay.dedupe_window_ms = 20_000;
     c.relay.reasons = crate::relay::DEAD_LETTER_REASONS.map(String::from).to_vec();
@@ -82,7 +88,8 @@ fn assigned(profile: u64, msg_type: u64) -> bool {
         crate::obs::PROFILE_ID
         | crate::state::PROFILE_ID
         | crate::cred::PROFILE_ID
-        | crate::policyhint::PROFILE_ID => 4,
+        | crate::policyhint::PROFILE_ID
+        | crate::agdisc::PROFILE_ID => 4,
         _ => 5,
     };
     (1..=max).contains(&msg_type)
@@ -326,6 +333,63 @@ fn synth(profile: u64, msg_type: u64, b: &[u8]) -> Message {
                     reason_code: word(3, ["r", "", "unsatisfiable"]),
                 }),
                 _ => M::Err(PolicyErr::default()),
+            })
+        }
+        crate::tooldisc::PROFILE_ID => {
+            use crate::tooldisc::TooldiscMessage as M;
+            use pb::tooldisc::*;
+            let tool = |i: usize| ToolDescriptor {
+                tool_id: ["", "t1", "t2"][usize::from(pick(i, 3))].to_owned(),
+                name: ["", "n"][usize::from(pick(i + 1, 2))].to_owned(),
+                version: ["", "1", "2"][usize::from(pick(i + 2, 3))].to_owned(),
+                schema_ref: ["", "urn:x", "sha256:zz", "https://s/x"][usize::from(pick(i + 3, 4))]
+                    .to_owned(),
+                descriptor_payload: Bytes::new(),
+            };
+            let token = ["", "p1", "p2"][usize::from(pick(0, 3))].to_owned();
+            Message::Tooldisc(match msg_type {
+                1 => M::ListReq(TooldiscListReq {
+                    page_size: u32::from(pick(1, 3)),
+                    page_token: token,
+                    filter: ["", "f"][usize::from(pick(2, 2))].to_owned(),
+                }),
+                2 => M::ListResp(TooldiscListResp {
+                    tools: (0..usize::from(pick(1, 3)))
+                        .map(|j| tool(3 + 4 * j))
+                        .collect(),
+                    next_page_token: token,
+                }),
+                3 => M::GetReq(TooldiscGetReq {
+                    tool_id: ["", "t1", "t2"][usize::from(pick(1, 3))].to_owned(),
+                    version: ["", "1", "2"][usize::from(pick(2, 3))].to_owned(),
+                }),
+                4 => M::GetResp(TooldiscGetResp {
+                    tool: (pick(1, 4) != 0).then(|| tool(2)),
+                }),
+                _ => M::Err(TooldiscErr::default()),
+            })
+        }
+        crate::agdisc::PROFILE_ID => {
+            use crate::agdisc::AgdiscMessage as M;
+            use pb::agdisc::*;
+            let names = ["", "a1", "a2"];
+            let agent_id = names[usize::from(pick(0, 3))].to_owned();
+            let etag = ["", "e1", "e2"][usize::from(pick(1, 3))].to_owned();
+            let cards: [&[u8]; 3] = [b"", b"card", b"other card"];
+            Message::Agdisc(match msg_type {
+                1 => M::Get(AgdiscGet {
+                    agent_id,
+                    if_none_match: etag,
+                }),
+                2 => M::Doc(AgdiscDoc {
+                    agent_id,
+                    schema_revision: ["", "1", "2"][usize::from(pick(2, 3))].to_owned(),
+                    card_payload: Bytes::from_static(cards[usize::from(pick(3, 3))]),
+                    etag,
+                    max_age_ms: u64::from(pick(4, 4)) * 1_000,
+                }),
+                3 => M::NotModified(AgdiscNotModified { agent_id, etag }),
+                _ => M::Err(AgdiscErr::default()),
             })
         }
         crate::relay::PROFILE_ID => {

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod a2a;
+pub mod agdisc;
 pub mod artifact;
 pub mod channel;
 pub mod cred;
@@ -23,5 +24,6 @@ pub mod policyhint;
 pub mod relay;
 pub mod rpc;
 pub mod state;
+pub mod tooldisc;
 
 pub use p1::P1Form;

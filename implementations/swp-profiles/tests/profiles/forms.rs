@@ -287,6 +287,82 @@ fn policyhint() -> impl Strategy<Value = Message> {
     .prop_map(Message::Policyhint)
 }
 
+fn agdisc() -> impl Strategy<Value = Message> {
+    use swp_profiles::agdisc::AgdiscMessage;
+    use swp_profiles::p1::pb::agdisc as ag;
+    let name = || "[a-z]{1,6}";
+    prop_oneof![
+        (name(), "[a-z]{0,4}").prop_map(|(agent_id, if_none_match)| {
+            AgdiscMessage::Get(ag::AgdiscGet {
+                agent_id,
+                if_none_match,
+            })
+        }),
+        (name(), name(), id(), "[a-z]{0,4}", any::<u64>()).prop_map(
+            |(agent_id, schema_revision, card_payload, etag, max_age_ms)| {
+                AgdiscMessage::Doc(ag::AgdiscDoc {
+                    agent_id,
+                    schema_revision,
+                    card_payload,
+                    etag,
+                    max_age_ms,
+                })
+            }
+        ),
+        (name(), name()).prop_map(|(agent_id, etag)| {
+            AgdiscMessage::NotModified(ag::AgdiscNotModified { agent_id, etag })
+        }),
+        ("[a-z]{0,6}", "[a-z]{0,6}")
+            .prop_map(|(code, message)| AgdiscMessage::Err(ag::AgdiscErr { code, message })),
+    ]
+    .prop_map(Message::Agdisc)
+}
+
+fn tooldisc() -> impl Strategy<Value = Message> {
+    use swp_profiles::p1::pb::tooldisc as td;
+    use swp_profiles::tooldisc::TooldiscMessage;
+    let tool = || {
+        (
+            "[a-z]{1,6}",
+            "[a-z]{1,6}",
+            "[0-9]{1,3}",
+            "[a-z]{1,6}",
+            opaque(),
+        )
+            .prop_map(|(tool_id, name, version, path, descriptor_payload)| {
+                td::ToolDescriptor {
+                    tool_id,
+                    name,
+                    version,
+                    schema_ref: format!("https://s.example/{path}"),
+                    descriptor_payload,
+                }
+            })
+    };
+    prop_oneof![
+        (any::<u32>(), "[a-z]{0,4}", "[a-z]{0,4}").prop_map(|(page_size, page_token, filter)| {
+            TooldiscMessage::ListReq(td::TooldiscListReq {
+                page_size,
+                page_token,
+                filter,
+            })
+        }),
+        (prop::collection::vec(tool(), 0..3), "[a-z]{0,4}").prop_map(|(tools, next_page_token)| {
+            TooldiscMessage::ListResp(td::TooldiscListResp {
+                tools,
+                next_page_token,
+            })
+        }),
+        ("[a-z]{1,6}", "[0-9]{0,2}").prop_map(|(tool_id, version)| {
+            TooldiscMessage::GetReq(td::TooldiscGetReq { tool_id, version })
+        }),
+        tool().prop_map(|t| TooldiscMessage::GetResp(td::TooldiscGetResp { tool: Some(t) })),
+        ("[a-z]{0,6}", "[a-z]{0,6}")
+            .prop_map(|(code, message)| TooldiscMessage::Err(td::TooldiscErr { code, message })),
+    ]
+    .prop_map(Message::Tooldisc)
+}
+
 fn any_message() -> impl Strategy<Value = Message> {
     prop_oneof![
         rpc(),
@@ -295,12 +371,14 @@ fn any_message() -> impl Strategy<Value = Message> {
         artifact(),
         state(),
         cred(),
-        policyhint()
+        policyhint(),
+        agdisc(),
+        tooldisc()
     ]
 }
 
 fn assigned(profile: u64, t: u64) -> bool {
-    (1..=if [15, 16, 17, 18].contains(&profile) {
+    (1..=if [10, 15, 16, 17, 18].contains(&profile) {
         4
     } else {
         5
@@ -339,7 +417,7 @@ proptest! {
 /// A profile the channel does not serve is refused at construction, not by panicking.
 #[test]
 fn other_profiles_are_not_served() {
-    for p in [0, 1, 2, 10, 11, 20] {
+    for p in [0, 1, 2, 20] {
         assert!(channel::decode(p, P1Form::Message, 1, b"").is_none(), "{p}");
         assert!(
             channel::Channel::new(p, &channel::Config::default()).is_none(),

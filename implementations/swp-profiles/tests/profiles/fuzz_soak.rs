@@ -22,6 +22,18 @@ impl Rng {
 
 /// Runs `n` inputs of 1..=256 octets; returns how many octets were fed.
 fn soak(n: u64, seed: u64) -> u64 {
+    soak_of(n, seed, &[])
+}
+
+/// [`soak`], every input steered to one of `profiles` (all when empty) by its first octet,
+/// which `run` reads as an index into `channel::PROFILES` (its high bit picks the form).
+fn soak_of(n: u64, seed: u64, profiles: &[u64]) -> u64 {
+    use swp_profiles::channel::PROFILES;
+    let idx: Vec<u8> = profiles
+        .iter()
+        .filter_map(|p| PROFILES.iter().position(|x| x == p))
+        .filter_map(|i| u8::try_from(i).ok())
+        .collect();
     let mut rng = Rng(seed | 1);
     let mut buf = Vec::with_capacity(256);
     let mut octets = 0;
@@ -32,6 +44,10 @@ fn soak(n: u64, seed: u64) -> u64 {
             buf.extend_from_slice(&rng.next().to_le_bytes());
         }
         buf.truncate(len as usize);
+        if !idx.is_empty() {
+            let pick = idx[usize::from(buf[0] & 0x7f) % idx.len()];
+            buf[0] = (buf[0] & 0x80) | pick;
+        }
         // Short records make more messages per input than uniform octets would.
         for rec in buf[1..].chunks_mut(9) {
             if let Some(l) = rec.get_mut(3) {
@@ -58,4 +74,25 @@ fn soak_two_million() {
         "soak: 2000000 inputs, {octets} octets, {:.1} s",
         start.elapsed().as_secs_f64()
     );
+}
+
+/// The discovery profiles alone (SWP-AGDISC 10, SWP-TOOLDISC 11), 2 million inputs:
+///
+/// ```sh
+/// cargo test -p swp-profiles --test profiles -- --ignored --nocapture soak_discovery
+/// ```
+#[test]
+#[ignore = "2 million inputs: run on request (see the doc)"]
+fn soak_discovery_two_million() {
+    let start = std::time::Instant::now();
+    let octets = soak_of(2_000_000, 0xd15c, &[10, 11]);
+    println!(
+        "soak (profiles 10, 11): 2000000 inputs, {octets} octets, {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn soak_discovery_short() {
+    assert!(soak_of(20_000, 0xd15c, &[10, 11]) > 20_000);
 }

@@ -3,6 +3,7 @@
 //! (`vectors/requirements/swp-*.yaml`), then the round trips in both P1 forms, decoding that
 //! never panics, and the stable-toolchain counterpart of the fuzz target.
 
+mod agdisc;
 mod artifact;
 mod events;
 mod forms;
@@ -11,6 +12,7 @@ mod obs;
 mod relay;
 mod rpc;
 mod state;
+mod tooldisc;
 
 use swp_profiles::P1Form;
 

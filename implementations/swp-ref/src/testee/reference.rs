@@ -19,7 +19,7 @@ pub enum ConfigError {
     Overflow(&'static str),
     /// Payload validation was asked for a profile the reference does not validate.
     #[error(
-        "cannot validate the payloads of profile {0} (only 1, 2, 12, 13, 14, 15, 16, 17, 18 and 19)"
+        "cannot validate the payloads of profile {0} (only 1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18 and 19)"
     )]
     Validate(u64),
 }
@@ -292,8 +292,8 @@ mod tests {
 
     #[test]
     fn other_profiles_cannot_be_validated() {
-        // SWP-AGDISC (10) has no machine yet; 99 is no profile at all.
-        for p in [10, 99] {
+        // 20 and 99 are no SWP profile at all (every one of 10-19 gets a machine in issue 17).
+        for p in [20, 99] {
             assert_eq!(
                 ProfileCheck::new(&[12, p], P1PayloadForm::Message).err(),
                 Some(ConfigError::Validate(p))

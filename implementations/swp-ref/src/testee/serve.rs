@@ -19,6 +19,8 @@ pub const SUPPORTED_OPS: &[&str] = &[
     "shutdown",
     "validate:1",
     "validate:2",
+    "validate:10",
+    "validate:11",
     "validate:12",
     "validate:13",
     "validate:14",

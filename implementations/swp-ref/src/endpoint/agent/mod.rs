@@ -14,6 +14,7 @@
 //! method, filter, artifact or state) is answered with the profile's own message
 //! (`RPC_ERR`, `EVT_ERR`, `ART_ERR`, `STATE_ERR`).
 
+pub mod agdisc;
 pub mod artifact;
 pub mod cred;
 pub mod events;
@@ -22,13 +23,16 @@ pub mod policyhint;
 pub mod relay;
 pub mod rpc;
 pub mod state;
+pub mod tooldisc;
 
 use super::reply::Reject;
 use bytes::Bytes;
 use swp_profiles::p1::P1Form;
 
 /// The profiles the agent serves.
-pub const PROFILES: [u64; 8] = [
+pub const PROFILES: [u64; 10] = [
+    swp_profiles::agdisc::PROFILE_ID,
+    swp_profiles::tooldisc::PROFILE_ID,
     swp_profiles::rpc::PROFILE_ID,
     swp_profiles::events::PROFILE_ID,
     swp_profiles::artifact::PROFILE_ID,
@@ -117,6 +121,8 @@ pub struct Agent {
     state: state::Agent,
     cred: cred::Agent,
     policyhint: policyhint::Agent,
+    agdisc: agdisc::Agent,
+    tooldisc: tooldisc::Agent,
     relay: relay::Agent,
 }
 
@@ -138,6 +144,8 @@ impl Agent {
                 },
                 form,
             ),
+            agdisc: agdisc::Agent::new(form),
+            tooldisc: tooldisc::Agent::new(form),
             relay: relay::Agent::new(form),
         }
     }
@@ -170,6 +178,12 @@ impl Agent {
             }
             swp_profiles::policyhint::PROFILE_ID => {
                 self.policyhint.handle(msg_type, msg_id, payload)
+            }
+            swp_profiles::agdisc::PROFILE_ID => {
+                self.agdisc.handle(msg_type, msg_id, payload, scope, now_ms)
+            }
+            swp_profiles::tooldisc::PROFILE_ID => {
+                self.tooldisc.handle(msg_type, msg_id, payload, scope)
             }
             swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
             _ => Action::Nothing,

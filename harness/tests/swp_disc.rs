@@ -1,0 +1,192 @@
+//! The discovery namespaces (agdisc, tooldisc) against broken endpoints: the `badswp` proxy in
+//! front of the reference endpoint breaks one SWP-AGDISC or SWP-TOOLDISC requirement per mode,
+//! and each mode is caught by exactly the vectors that exercise what it breaks; the unbroken
+//! proxy passes every session vector of both namespaces. The reference itself runs the namespace over TLS (bare
+//! message form), TCP (wrapper form), in process and as a testee in tests/catalog.rs.
+
+mod common;
+
+use common::catalog;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use swp_conform::catalog::vector::Method;
+use swp_conform::method::{self, Setup};
+use swp_conform::model::Verdict;
+use swp_conform::sut::Sut;
+
+/// A manifest for `badswp MODE`: the reference's SWP-AGDISC declarations, over stdio.
+fn manifest(mode: &str, dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let tls = common::root().join("implementations/manifests/reference-tls.yaml");
+    let tls = std::fs::read_to_string(tls).unwrap();
+    // The AGDISC block of the reference's own manifest, so the two cannot drift apart.
+    let params: String = tls
+        .lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            l.starts_with("AGDISC_") || l.starts_with("TOOLDISC_")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(params.lines().count() >= 20, "{params}");
+    let text = format!(
+        r#"name: badswp-{mode}
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
+methods: [session]
+claims: {{class: C0, profiles: [1, 10, 11]}}
+params:
+{params}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
+session:
+  transport: stdio
+  reject_signal:
+    mode: error-frame
+    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#,
+        common::example("badswp").display(),
+    );
+    let p = dir.join(format!("badswp-{mode}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The short ids (`agdisc_0003`) of the vectors of `namespace` that do not pass against
+/// `mode`; every session vector of it must have run.
+fn failing(mode: &str, namespace: &str) -> BTreeSet<String> {
+    let cat = catalog();
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-disc-{mode}"));
+    let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| v.vector.namespace == namespace)
+        .collect();
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let session: BTreeSet<&str> = plan
+        .iter()
+        .filter(|v| v.vector.methods.contains(&Method::Session) && v.vector.topology.is_none())
+        .map(|v| v.vector.id.as_str())
+        .collect();
+    let executed: BTreeSet<&str> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotApplicable)
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    assert_eq!(executed, session, "{mode}: every session vector runs");
+    for r in &rs {
+        if r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable {
+            eprintln!(
+                "{mode}: {} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            );
+        }
+    }
+    rs.iter()
+        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| {
+            let id = &r.vector_id;
+            id[..id.find('_').map_or(id.len(), |i| i + 5)].to_owned()
+        })
+        .collect()
+}
+
+fn set(ids: &[&str]) -> BTreeSet<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn the_unbroken_proxy_passes_every_session_vector() {
+    assert_eq!(failing("none", "agdisc"), set(&[]));
+    assert_eq!(failing("none", "tooldisc"), set(&[]));
+}
+
+#[test]
+fn card_octets_changed_on_the_way_out_are_caught() {
+    assert_eq!(
+        failing("agdisc-alter-card", "agdisc"),
+        set(&["agdisc_0001", "agdisc_0004", "agdisc_0005", "agdisc_0104"])
+    );
+}
+
+#[test]
+fn accepting_a_card_without_a_revision_is_caught() {
+    assert_eq!(
+        failing("agdisc-accept-no-revision", "agdisc"),
+        set(&["agdisc_0003", "agdisc_0006"])
+    );
+}
+
+#[test]
+fn answering_any_validator_not_modified_is_caught() {
+    assert_eq!(
+        failing("agdisc-not-modified-any", "agdisc"),
+        set(&["agdisc_0004"])
+    );
+}
+
+#[test]
+fn a_listing_that_drops_its_cursor_is_caught() {
+    assert_eq!(
+        failing("tooldisc-drop-page-token", "tooldisc"),
+        set(&["tooldisc_0001"])
+    );
+}
+
+#[test]
+fn accepting_an_invalid_schema_reference_is_caught() {
+    assert_eq!(
+        failing("tooldisc-accept-bad-schema-ref", "tooldisc"),
+        set(&["tooldisc_0004"])
+    );
+}
+
+#[test]
+fn ignoring_the_version_selector_is_caught() {
+    assert_eq!(
+        failing("tooldisc-ignore-version", "tooldisc"),
+        set(&["tooldisc_0003"])
+    );
+}
+
+/// The codec vectors of both namespaces in the wrapper P1 form (the session vectors run in
+/// both forms in tests/catalog.rs: `tls` speaks the bare message, `lenient` the wrapper).
+#[test]
+fn the_codec_vectors_pass_in_the_wrapper_form_too() {
+    let cat = catalog();
+    let path = common::root().join("implementations/manifests/reference-testee.yaml");
+    let text = std::fs::read_to_string(&path).unwrap() + "\np1_payload: wrapper\n";
+    let sut = Sut::parse(&text, &path, Some(path.clone())).unwrap_or_else(|e| panic!("{e}"));
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| {
+            ["agdisc", "tooldisc"].contains(&v.vector.namespace.as_str())
+                && v.vector.methods.contains(&Method::Codec)
+        })
+        .collect();
+    assert_eq!(plan.len(), 7);
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-disc");
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let not_passed: Vec<String> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass)
+        .map(|r| {
+            format!(
+                "{} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(not_passed.is_empty(), "{}", not_passed.join("\n"));
+    assert_eq!(rs.len(), plan.len());
+}

@@ -7,11 +7,12 @@
 //! TCP (wrapper), in process and as a testee.
 
 mod common;
-use common::catalog;
+use common::{badswp, badswp::set, catalog};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
+use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
 use swp_conform::sut::Sut;
@@ -40,32 +41,13 @@ fn manifest(mode: &str, dir: &Path) -> PathBuf {
     } else {
         ""
     };
-    std::fs::create_dir_all(dir).unwrap();
-    let text = format!(
-        r#"name: badswp-{mode}
-version: "0"
-kind: endpoint
-start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
-methods: [session]
-claims: {{profiles: [1, 15, 16]}}
-params:
-{CRED_PARAMS}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
-policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
-session:
-  transport: stdio
-  reject_signal:
-    mode: error-frame
-    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}{profile_errors}
-  probe:
-    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
-    reply_profile_id: 1
-    reply_msg_type: 2
-"#,
-        common::example("badswp").display(),
-    );
-    let p = dir.join(format!("badswp-{mode}.yaml"));
-    std::fs::write(&p, text).unwrap();
-    p
+    badswp::manifest(
+        mode,
+        dir,
+        "{profiles: [1, 15, 16]}",
+        CRED_PARAMS,
+        profile_errors,
+    )
 }
 
 /// The short ids (`cred_0001`) of the vectors of `namespace` that do not pass against
@@ -85,40 +67,14 @@ fn failing(mode: &str, namespace: &str, min: usize) -> BTreeSet<String> {
         .iter()
         .filter(|v| v.vector.namespace == namespace && through_proxy(&v.vector.id))
         .collect();
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
-    let session: BTreeSet<&str> = plan
-        .iter()
-        .filter(|v| v.vector.methods.contains(&Method::Session) && v.vector.connect.is_none())
-        // Over stdio there is no client certificate, let alone a second one.
-        .filter(|v| !v.vector.steps.iter().any(|s| s.second_connection))
-        .filter(|v| {
-            method::applicability(&v.vector, &sut).map(|na| na.cause) != Some(NaCause::SutChoice)
-        })
-        .map(|v| v.vector.id.as_str())
-        .collect();
-    assert!(session.len() >= min, "{session:?}");
-    let executed: BTreeSet<&str> = rs
-        .iter()
-        .filter(|r| r.verdict != Verdict::NotApplicable)
-        .map(|r| r.vector_id.as_str())
-        .collect();
-    assert_eq!(executed, session, "{mode}: every session vector runs");
-    rs.iter()
-        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
-        .map(|r| {
-            eprintln!(
-                "{mode}: {} [{}] {}",
-                r.vector_id,
-                r.verdict.as_str(),
-                r.detail.as_deref().unwrap_or("")
-            );
-            r.vector_id[..r.vector_id.len().min(namespace.len() + 5)].to_owned()
-        })
-        .collect()
-}
-
-fn set(ids: &[&str]) -> BTreeSet<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
+    let session = |v: &LoadedVector| {
+        v.vector.methods.contains(&Method::Session)
+            && v.vector.connect.is_none()
+            // Over stdio there is no client certificate, let alone a second one.
+            && !v.vector.steps.iter().any(|s| s.second_connection)
+            && method::applicability(&v.vector, &sut).map(|na| na.cause) != Some(NaCause::SutChoice)
+    };
+    badswp::run(mode, &cat, &sut, &work, &plan, session, min)
 }
 
 #[test]

@@ -6,54 +6,21 @@
 
 mod common;
 
-use common::catalog;
+use common::{badswp, badswp::set, catalog};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
+use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
 use swp_conform::sut::Sut;
 
 /// A manifest for `badswp MODE`: the reference's SWP-AGDISC declarations, over stdio.
 fn manifest(mode: &str, dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let tls = common::root().join("implementations/manifests/reference-tls.yaml");
-    let tls = std::fs::read_to_string(tls).unwrap();
-    // The AGDISC block of the reference's own manifest, so the two cannot drift apart.
-    let params: String = tls
-        .lines()
-        .filter(|l| {
-            let l = l.trim_start();
-            l.starts_with("AGDISC_") || l.starts_with("TOOLDISC_")
-        })
-        .map(|l| format!("{l}\n"))
-        .collect();
+    // The AGDISC and TOOLDISC block of the reference's own manifest.
+    let params = badswp::reference_params(&["AGDISC_", "TOOLDISC_"]);
     assert!(params.lines().count() >= 20, "{params}");
-    let text = format!(
-        r#"name: badswp-{mode}
-version: "0"
-kind: endpoint
-start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
-methods: [session]
-claims: {{class: C0, profiles: [1, 10, 11]}}
-params:
-{params}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
-policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
-session:
-  transport: stdio
-  reject_signal:
-    mode: error-frame
-    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
-  probe:
-    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
-    reply_profile_id: 1
-    reply_msg_type: 2
-"#,
-        common::example("badswp").display(),
-    );
-    let p = dir.join(format!("badswp-{mode}.yaml"));
-    std::fs::write(&p, text).unwrap();
-    p
+    badswp::manifest(mode, dir, "{class: C0, profiles: [1, 10, 11]}", &params, "")
 }
 
 /// The short ids (`agdisc_0003`) of the vectors of `namespace` that do not pass against
@@ -67,39 +34,10 @@ fn failing(mode: &str, namespace: &str) -> BTreeSet<String> {
         .iter()
         .filter(|v| v.vector.namespace == namespace)
         .collect();
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
-    let session: BTreeSet<&str> = plan
-        .iter()
-        .filter(|v| v.vector.methods.contains(&Method::Session) && v.vector.topology.is_none())
-        .map(|v| v.vector.id.as_str())
-        .collect();
-    let executed: BTreeSet<&str> = rs
-        .iter()
-        .filter(|r| r.verdict != Verdict::NotApplicable)
-        .map(|r| r.vector_id.as_str())
-        .collect();
-    assert_eq!(executed, session, "{mode}: every session vector runs");
-    for r in &rs {
-        if r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable {
-            eprintln!(
-                "{mode}: {} [{}] {}",
-                r.vector_id,
-                r.verdict.as_str(),
-                r.detail.as_deref().unwrap_or("")
-            );
-        }
-    }
-    rs.iter()
-        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
-        .map(|r| {
-            let id = &r.vector_id;
-            id[..id.find('_').map_or(id.len(), |i| i + 5)].to_owned()
-        })
-        .collect()
-}
-
-fn set(ids: &[&str]) -> BTreeSet<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
+    let session = |v: &LoadedVector| {
+        v.vector.methods.contains(&Method::Session) && v.vector.topology.is_none()
+    };
+    badswp::run(mode, &cat, &sut, &work, &plan, session, 0)
 }
 
 #[test]

@@ -8,56 +8,20 @@
 //! process and as a testee in tests/catalog.rs.
 
 mod common;
-use common::catalog;
+use common::{badswp, badswp::set, catalog};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
+use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
 use swp_conform::model::{NaCause, Verdict};
 use swp_conform::sut::Sut;
 
-/// The relay parameters of `swp-ref serve` (docs/profiles-c5-relay.md).
-const RELAY_PARAMS: &str = r#"  RELAY_LOOP_TOPIC: swp.test.loop
-  RELAY_DEDUPE_WINDOW_MS: 86400000
-  RELAY_RETRY_BACKOFF_MS: 500
-  RELAY_MAX_ATTEMPTS: 3
-  RELAY_DEAD_LETTER_AFTER_MS: 500
-  RELAY_SETTLE_MS: 500
-  RELAY_DEAD_LETTER_REASONS: [retry_exhausted, ttl_expired, consumer_rejected, no_route]
-  RELAY_EXHAUSTED_REASON: retry_exhausted
-  RELAY_NACK_REASON: consumer_busy
-  RELAY_GATED_TOPIC: swp.test.gated
-"#;
-
 /// A manifest for `badswp MODE` over stdio, claiming profile 19.
 fn manifest(mode: &str, dir: &Path, extra: &str) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    let text = format!(
-        r#"name: badswp-{mode}
-version: "0"
-kind: endpoint
-start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
-methods: [session]
-claims: {{profiles: [1, 19]}}
-params:
-{RELAY_PARAMS}{extra}limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
-policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
-session:
-  transport: stdio
-  reject_signal:
-    mode: error-frame
-    error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
-  probe:
-    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
-    reply_profile_id: 1
-    reply_msg_type: 2
-"#,
-        common::example("badswp").display(),
-    );
-    let p = dir.join(format!("badswp-{mode}.yaml"));
-    std::fs::write(&p, text).unwrap();
-    p
+    let params = format!("{}{extra}", badswp::reference_params(&["RELAY_"]));
+    badswp::manifest(mode, dir, "{profiles: [1, 19]}", &params, "")
 }
 
 /// The short ids (`relay_0002`) of the relay vectors that do not pass against `mode`;
@@ -77,36 +41,8 @@ fn failing_with(mode: &str, extra: &str) -> BTreeSet<String> {
         .iter()
         .filter(|v| v.vector.namespace == "relay")
         .collect();
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
-    let session: BTreeSet<&str> = plan
-        .iter()
-        .filter(|v| v.vector.methods.contains(&Method::Session))
-        .map(|v| v.vector.id.as_str())
-        .collect();
-    let executed: BTreeSet<&str> = rs
-        .iter()
-        .filter(|r| r.verdict != Verdict::NotApplicable)
-        .map(|r| r.vector_id.as_str())
-        .collect();
-    assert_eq!(executed, session, "{mode}: every session vector runs");
-    for r in &rs {
-        if r.verdict != Verdict::Pass {
-            eprintln!(
-                "{mode}: {} [{}] {}",
-                r.vector_id,
-                r.verdict.as_str(),
-                r.detail.as_deref().unwrap_or("")
-            );
-        }
-    }
-    rs.iter()
-        .filter(|r| r.verdict != Verdict::Pass && r.verdict != Verdict::NotApplicable)
-        .map(|r| r.vector_id[..10].to_owned())
-        .collect()
-}
-
-fn set(ids: &[&str]) -> BTreeSet<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
+    let session = |v: &LoadedVector| v.vector.methods.contains(&Method::Session);
+    badswp::run(mode, &cat, &sut, &work, &plan, session, 0)
 }
 
 #[test]

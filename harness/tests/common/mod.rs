@@ -5,6 +5,7 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod badswp;
 pub mod expected;
 
 use std::collections::HashSet;

@@ -682,7 +682,6 @@ fn the_spec_kit_set_against_the_built_in_sut_and_the_testee() {
     assert_eq!(
         na,
         [
-            "agdisc_0004_etag_not_modified",
             "core_0016_burst_limit_exceeded",
             "core_0018_unknown_profile_no_error_path",
             "core_0027_duplicate_inflight_msg_id",

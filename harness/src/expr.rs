@@ -20,7 +20,7 @@ pub enum ExprError {
         expected: &'static str,
     },
     /// A name that is not a parameter at all.
-    #[error("unknown parameter ${{{0}}}; known: {known}", known = PARAM_NAMES.join(", "))]
+    #[error("unknown parameter ${{{0}}}; known: {known}", known = param_names().collect::<Vec<_>>().join(", "))]
     UnknownParam(String),
     /// A known parameter the SUT does not declare (the vector is then not applicable).
     #[error("the SUT declares no value for ${{{0}}}")]
@@ -33,8 +33,9 @@ pub enum ExprError {
     DivZero(String),
 }
 
-/// Every parameter name a vector may use.
-pub const PARAM_NAMES: &[&str] = &[
+/// The parameter names the harness itself provides (limits, policy, the clock), beside
+/// the ones a manifest declares ([`MANIFEST_PARAM_NAMES`]).
+const BUILTIN_PARAM_NAMES: &[&str] = &[
     "MAX_FRAME_BYTES",
     "MIN_MSG_ID_BYTES",
     "MAX_MSG_ID_BYTES",
@@ -46,27 +47,22 @@ pub const PARAM_NAMES: &[&str] = &[
     "RATE_LIMIT_WINDOW_MS",
     "CORE_PROFILE_ID",
     "P1_WRAPPER",
-    "RPC_REPLAY_WINDOW_MS",
-    "RPC_STREAM_ITEMS",
-    "EVENTS_ID_RETENTION_MS",
-    "EVENTS_TICKS_COUNT",
-    "EVENTS_BATCH_COUNT",
-    "ARTIFACT_CHUNK_BYTES",
-    "ARTIFACT_BYTES",
-    "ARTIFACT_UPLOAD_MAX_BYTES",
-    "CRED_MAX_CHAIN_LENGTH",
-    "CRED_MAX_TTL_MS",
-    "POLICYHINT_UNKNOWN_KEY_POLICY",
-    "POLICYHINT_CONFLICT_POLICY",
-    "AGDISC_MAX_AGE_MS",
-    "RELAY_DEDUPE_WINDOW_MS",
-    "RELAY_RETRY_BACKOFF_MS",
-    "RELAY_MAX_ATTEMPTS",
-    "RELAY_DEAD_LETTER_AFTER_MS",
-    "RELAY_SETTLE_MS",
 ];
 
-/// The parameters of [`PARAM_NAMES`] a manifest declares in its `params` (numbers): the
+/// Every parameter name a vector may use: the harness's own, then the manifest's.
+pub fn param_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN_PARAM_NAMES
+        .iter()
+        .chain(MANIFEST_PARAM_NAMES)
+        .copied()
+}
+
+/// Whether `name` is a parameter a vector may use.
+pub fn is_param(name: &str) -> bool {
+    param_names().any(|n| n == name)
+}
+
+/// The parameters of [`param_names`] a manifest declares in its `params` (numbers): the
 /// implementation-defined windows and sizes of the SWP-* profiles, which vectors are sized
 /// from (docs/sut-manifest.md).
 pub const MANIFEST_PARAM_NAMES: &[&str] = &[
@@ -171,7 +167,7 @@ impl Parser<'_> {
             let end = name.find('}').ok_or_else(|| self.err("'}' closing ${"))?;
             let name = &name[..end];
             self.pos += 2 + end + 1;
-            if !PARAM_NAMES.contains(&name) {
+            if !is_param(name) {
                 return Err(ExprError::UnknownParam(name.to_owned()));
             }
             return self

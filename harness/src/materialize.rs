@@ -270,7 +270,7 @@ fn run_params_in_p1(
     fn walk(j: &mut serde_json::Value, params: &Params) -> Result<(), MaterialiseError> {
         match j {
             serde_json::Value::String(s) if s.contains("${") => {
-                for name in expr::PARAM_NAMES {
+                for name in expr::param_names() {
                     let pat = format!("${{{name}}}");
                     if s.contains(&pat) {
                         let v = params.get(name).ok_or_else(|| {

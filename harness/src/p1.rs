@@ -208,9 +208,8 @@ pub fn bytes_value(s: &str) -> Result<Vec<u8>, P1Error> {
 fn integer(v: &Json) -> Option<i128> {
     match v {
         Json::String(s) => {
-            let probe: crate::expr::Params = crate::expr::PARAM_NAMES
-                .iter()
-                .map(|&n| (n, 1u64 << 20))
+            let probe: crate::expr::Params = crate::expr::param_names()
+                .map(|n| (n, 1u64 << 20))
                 .collect();
             crate::expr::eval(s, &probe).ok().map(i128::from)
         }

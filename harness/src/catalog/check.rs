@@ -5,12 +5,12 @@
 use super::requirements::Registry;
 use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
 use crate::diag::Sink;
-use crate::expr::{self, ExprError, Params, PARAM_NAMES};
+use crate::expr::{self, ExprError, Params};
 use std::path::Path;
 
 /// Every name set to a harmless value, so expressions can be syntax-checked at load time.
 fn probe_params() -> Params {
-    PARAM_NAMES.iter().map(|&n| (n, 1u64 << 20)).collect()
+    expr::param_names().map(|n| (n, 1u64 << 20)).collect()
 }
 
 fn check_num(sink: &mut Sink, path: &Path, text: &str, n: &Num, params: &Params) {

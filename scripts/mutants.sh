@@ -56,6 +56,18 @@ nice -n 10 cargo build -q -p swp-conform --no-default-features
 cp target/debug/swp-conform target/tools/swp-conform-oracle
 export SWP_CONFORM=$PWD/target/tools/swp-conform-oracle
 
+# The manifests that can see a mutant of this crate. mcp-translate is called only by the
+# testee's translate method and the MCP proxy (swp-ref's testee/translate.rs and
+# mcpproxy.rs), so the TLS and lenient endpoints cannot observe its mutants; the proxy uses
+# neither swp-core nor swp-profiles. SWP_ORACLE_MANIFESTS, when set, wins.
+if [ -z "${SWP_ORACLE_MANIFESTS:-}" ]; then
+  case $crate in
+    mcp-translate) SWP_ORACLE_MANIFESTS="reference-testee.yaml mcp-proxy-reference.yaml" ;;
+    *) SWP_ORACLE_MANIFESTS="reference-testee.yaml reference-tls.yaml reference-lenient.yaml" ;;
+  esac
+fi
+export SWP_ORACLE_MANIFESTS
+
 tag=$crate
 for a in "$@"; do
   case $a in

@@ -74,10 +74,11 @@ cargo build -q -p swp-conform --no-default-features
 mkdir -p target/tools
 cp target/debug/swp-conform target/tools/swp-conform-oracle
 export SWP_CONFORM=$PWD/target/tools/swp-conform-oracle
-# The oracle's own manifests (testee, TLS, lenient, proxy): the testee alone would be
-# cheaper, but 9 of the 50 mutants caught in the measured sample were caught only over TLS,
-# and 3 more only by the lenient endpoint or the proxy (docs/mutation.md); here they would
-# fail the job as missed.
+# The oracle's own manifests (testee, TLS, lenient, proxy, gateway, relay; 8 connections
+# each): the testee alone would be cheaper, but 9 of the 50 mutants caught in the first
+# sample were caught only over TLS, 3 more only by the lenient endpoint or the proxy, and
+# e1::decode's only caller is the gateway (docs/mutation.md); here they would fail the job as
+# missed.
 
 # The unmutated baseline, run here: cargo-mutants 27.1 builds its own baseline for the mutated
 # packages, ignoring --test-package (docs/mutation.md).

@@ -59,11 +59,13 @@ export SWP_CONFORM=$PWD/target/tools/swp-conform-oracle
 # The manifests that can see a mutant of this crate. mcp-translate is called only by the
 # testee's translate method and the MCP proxy (swp-ref's testee/translate.rs and
 # mcpproxy.rs), so the TLS and lenient endpoints cannot observe its mutants; the proxy uses
-# neither swp-core nor swp-profiles. SWP_ORACLE_MANIFESTS, when set, wins.
+# neither swp-core nor swp-profiles. The gateway and the relay use swp-core and swp-profiles on
+# paths of their own (the gateway decodes its upstream's replies with e1::decode, which no
+# other SUT calls). SWP_ORACLE_MANIFESTS, when set, wins.
 if [ -z "${SWP_ORACLE_MANIFESTS:-}" ]; then
   case $crate in
     mcp-translate) SWP_ORACLE_MANIFESTS="reference-testee.yaml mcp-proxy-reference.yaml" ;;
-    *) SWP_ORACLE_MANIFESTS="reference-testee.yaml reference-tls.yaml reference-lenient.yaml" ;;
+    *) SWP_ORACLE_MANIFESTS="reference-testee.yaml reference-tls.yaml reference-lenient.yaml gateway-http.yaml reference-relay.yaml" ;;
   esac
 fi
 export SWP_ORACLE_MANIFESTS

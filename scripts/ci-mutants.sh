@@ -90,6 +90,16 @@ if ! cargo test -q -p swp-ref --features swp-ref/catalog-oracle --test catalog_o
   exit 1
 fi
 
+# Whether a mutant's name matches an exclude_re pattern of .cargo/mutants.toml.
+triaged() {
+  python3 - "$1" <<'PY'
+import re, sys, tomllib
+with open(".cargo/mutants.toml", "rb") as f:
+    pats = tomllib.load(f).get("exclude_re", [])
+sys.exit(0 if any(re.search(p, sys.argv[1]) for p in pats) else 1)
+PY
+}
+
 # One mutant per cargo-mutants call (shard i of n, in the --list order), so that the budget
 # is checked between mutants and what it leaves out is known by name.
 declare -A count=([caught]=0 [missed]=0 [timeout]=0 [unviable]=0)
@@ -126,7 +136,15 @@ while [ "$i" -lt "$n" ]; do
     tail -20 "$o.log"
     errors=$((errors + 1))
   else
-    count[$outcome]=$((count[$outcome] + 1))
+    # cargo-mutants 27.1 does not apply exclude_re to "delete field" mutants (it lists
+    # them whatever the pattern), so a missed one that a pattern of .cargo/mutants.toml
+    # names was triaged already: it is reported as such, not as missed.
+    if [ "$outcome" = missed ] && triaged "${all[$i]}"; then
+      outcome=triaged
+      count[triaged]=$((${count[triaged]:-0} + 1))
+    else
+      count[$outcome]=$((count[$outcome] + 1))
+    fi
     [ "$outcome" = missed ] && missed+=("${all[$i]}")
     echo "ci-mutants: $outcome (${last}s): ${all[$i]}"
   fi
@@ -138,7 +156,7 @@ if [ "$i" -lt "$n" ]; then
   for ((j = i; j < n; j++)); do echo "  not tested: ${all[$j]}"; done
   echo "ci-mutants: test them with: git diff $base $head -- ${paths[*]} >change.diff && scripts/mutants.sh <crate> --in-diff change.diff"
 fi
-echo "ci-mutants: tested $i of $n in $((SECONDS - start))s: caught ${count[caught]}, missed ${count[missed]}, timeout ${count[timeout]}, unviable ${count[unviable]}"
+echo "ci-mutants: tested $i of $n in $((SECONDS - start))s: caught ${count[caught]}, missed ${count[missed]}, timeout ${count[timeout]}, unviable ${count[unviable]}, triaged ${count[triaged]:-0}"
 if [ "${#missed[@]}" -gt 0 ]; then
   echo "ci-mutants: MISSED (no vector fails on these; add a vector, or record why in .cargo/mutants.toml; docs/mutation.md):"
   for m in "${missed[@]}"; do echo "  missed: $m"; done

@@ -170,7 +170,10 @@ fn elicitation(cx: &mut Cx<'_>, p: &mut Obj) -> R<bool> {
     let url = p.get("mode").and_then(Value::as_str) == Some("url");
     if url {
         cx.str_field(p, "url", true)?;
-        if cx.to == V11 {
+        // 2025-11-25 requires the id in URL mode: a 2025-11-25 sender must have sent one (even
+        // toward a peer that will never see it), and toward 2025-11-25 it must be there (a
+        // 2026-07-28 input request gets one before this, MCPX-307).
+        if cx.to == V11 || cx.from == V11 {
             cx.str_field(p, "elicitationId", true)?;
         }
         return Ok(cx.to >= V11);
@@ -258,7 +261,7 @@ pub(crate) fn notification_params(cx: &mut Cx<'_>, method: &str, p: &mut Obj) ->
         }
         // requestId is optional in 2025-11-25 only (a task cancellation).
         "notifications/cancelled" if !p.contains_key("requestId") => {
-            if cx.from >= V26 {
+            if cx.from >= V26 || cx.from < V11 {
                 return Err(cx.invalid("required field `requestId` is missing"));
             }
             if cx.to < V11 || cx.to >= V26 {

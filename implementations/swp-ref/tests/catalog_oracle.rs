@@ -56,7 +56,7 @@ fn catalog_passes_against_this_build() {
     // The manifests run at once: each spends most of its time waiting on its own windows, so
     // together they take about as long as the slowest alone (a missed mutant's oracle went
     // from 20 s one manifest after another to about 9 s with 8 connections each).
-    let runs: Vec<(&str, PathBuf, Child)> = manifests
+    let mut runs: Vec<(&str, PathBuf, Child)> = manifests
         .split_whitespace()
         .map(|m| {
             let out = out_root.join(m.trim_end_matches(".yaml"));
@@ -65,7 +65,19 @@ fn catalog_passes_against_this_build() {
         })
         .collect();
     let mut failed = Vec::new();
-    for (m, out, mut child) in runs {
+    // The first manifest to finish is looked at first: one confirmed failure decides the
+    // mutant, and the runs still going are stopped (a broken codec makes every manifest
+    // wait out its timeouts, which took a caught mutant's oracle to a minute).
+    while failed.is_empty() && !runs.is_empty() {
+        let Some(i) = runs.iter_mut().position(|(_, _, c)| {
+            c.try_wait()
+                .unwrap_or_else(|e| panic!("cannot wait for {}: {e}", conform.display()))
+                .is_some()
+        }) else {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        };
+        let (m, out, mut child) = runs.swap_remove(i);
         if child
             .wait()
             .unwrap_or_else(|e| panic!("cannot wait for {}: {e}", conform.display()))
@@ -101,6 +113,15 @@ fn catalog_passes_against_this_build() {
             },
             out.join("report.md").display()
         ));
+    }
+    for (_, _, mut child) in runs {
+        // SIGTERM, not SIGKILL: the harness then stops the SUTs it started (a killed
+        // harness would leave them running).
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let _ = child.wait();
     }
     assert!(
         failed.is_empty(),

@@ -195,8 +195,13 @@ pub struct ArrivesSpec {
     /// Where it arrives: `client` (the proxy's stdout) or `upstream` (the proxy's server
     /// connection).
     pub side: Side,
-    /// The JSON-RPC message, exactly (object key order aside).
+    /// The JSON-RPC message, exactly (object key order aside; an error response's
+    /// `error.message` may be any string).
     pub json: serde_json::Value,
+    /// `json` is an error response whose `error.code` the sender chooses (a proxy failing a
+    /// request for a reason no specification gives a code to): any integer code matches.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_error_code: bool,
 }
 
 /// Problems of a vector's use of the translate method: `(text to locate, message)`.
@@ -293,6 +298,17 @@ fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
         }
         if !proxy && arrives {
             out.push(("steps:", "`arrives` needs `methods: [mcp_proxy]`".into()));
+        }
+        for e in s.expect.as_slice() {
+            if let Expect::Arrives(a) = e {
+                if a.any_error_code && a.json.pointer("/error/code").is_none() {
+                    out.push((
+                        "any_error_code",
+                        "`any_error_code` needs `json` to be an error response (with error.code)"
+                            .into(),
+                    ));
+                }
+            }
         }
     }
     out

@@ -188,7 +188,7 @@ impl Conv {
                 format!("a line at the {} side is not JSON ({e})", side_name(a.side)),
             )
         })?;
-        if v != a.json {
+        if !same_message(&v, &a.json, a.any_error_code) {
             return Err((
                 Verdict::Fail,
                 clip(&format!(
@@ -427,5 +427,74 @@ impl McpProxyMethod<'_> {
         }
         drop(p);
         Outcome::pass(exp, obs).with_transcript(std::mem::take(&mut c.transcript))
+    }
+}
+
+/// Whether an arrived message is the expected one: equal as JSON, except that an error
+/// response's `error.message` may be any string. JSON-RPC leaves that text to the sender
+/// (only `code` is meant for programs), so a vector that spelled out the reference proxy's
+/// wording would fail every other proxy that answers the same error in its own words.
+/// With `any_code`, an error response's `error.code` may be any integer too.
+fn same_message(got: &Value, want: &Value, any_code: bool) -> bool {
+    match (got, want) {
+        (Value::Array(g), Value::Array(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(g, w)| same_message(g, w, any_code))
+        }
+        (Value::Object(g), Value::Object(w)) => match (g.get("error"), w.get("error")) {
+            (Some(Value::Object(ge)), Some(Value::Object(we)))
+                if matches!(ge.get("message"), Some(Value::String(_)))
+                    && matches!(we.get("message"), Some(Value::String(_)))
+                    && (!any_code || ge.get("code").is_some_and(Value::is_i64)) =>
+            {
+                let strip = |o: &serde_json::Map<String, Value>,
+                             e: &serde_json::Map<String, Value>| {
+                    let mut o = o.clone();
+                    let mut e = e.clone();
+                    e.remove("message");
+                    if any_code {
+                        e.remove("code");
+                    }
+                    o.insert("error".into(), Value::Object(e));
+                    o
+                };
+                strip(g, ge) == strip(w, we)
+            }
+            _ => got == want,
+        },
+        _ => got == want,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_message;
+    use serde_json::json;
+
+    #[test]
+    fn an_error_message_is_free_text_and_nothing_else_is() {
+        let want = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}});
+        let reworded = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}});
+        assert!(same_message(&reworded, &want, false));
+        let other_code = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Method not found"}});
+        assert!(!same_message(&other_code, &want, false));
+        let other_id =
+            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "x"}});
+        assert!(!same_message(&other_id, &want, false));
+        let no_text = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": 7}});
+        assert!(!same_message(&no_text, &want, false));
+        // Outside an error, a message's text is compared like any other value.
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"message": "a"}});
+        let log2 = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"message": "b"}});
+        assert!(!same_message(&log, &log2, false));
+        assert!(same_message(&json!([reworded]), &json!([want]), false));
+        // With any_error_code, the code is the sender's too, but it is still an integer.
+        assert!(same_message(&other_code, &want, true));
+        let text_code = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}});
+        assert!(!same_message(&text_code, &want, true));
+        assert!(!same_message(
+            &other_id,
+            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 0, "message": ""}}),
+            true
+        ));
     }
 }

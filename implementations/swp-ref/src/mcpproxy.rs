@@ -587,7 +587,16 @@ impl Ends {
         if to_server && hop.to.is_stateless() && is_response(v) {
             // A session client answering a server request that came from input_required.
             match st.for_session_client.on_client_response(v, hop.from) {
-                Answered::NotOurs => return Ok(false),
+                // A 2026-07-28 server makes no requests, so no response is owed to it: this
+                // one answers an input request of a round that failed or ended, or nothing.
+                // Forwarded (or answered with an error), it would reach a server that never
+                // asked.
+                Answered::NotOurs => {
+                    eprintln!(
+                        "mcp-proxy: a client response ({}) answers no open input request; not forwarded",
+                        v.get("id").unwrap_or(&Value::Null)
+                    );
+                }
                 Answered::Held => {}
                 Answered::Retry(r) => write_value(&self.to_server, &r)?,
                 Answered::Failed(e) => self.deliver_to_client(st, e)?,

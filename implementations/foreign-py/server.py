@@ -530,8 +530,17 @@ def main(argv=None) -> int:
                 f.write(f"{bound}\n")
             os.replace(tmp, a.port_file)
         log(f"listening on {host}:{bound}; limits {limits.__dict__}; rate limit {cfg.rate_limit}; freshness off")
+        # accept() wakes every 0.2 s. A SIGTERM is delivered to whichever thread the kernel
+        # picks; Python runs its handler on the main thread, but only an EINTR in the main
+        # thread ends a blocked accept(), so with connection threads alive the server could
+        # sleep through SIGTERM until the next connection (it did, in the self-tests).
+        listener.settimeout(0.2)
         while True:
-            sock, peer = listener.accept()
+            try:
+                sock, peer = listener.accept()
+            except socket.timeout:
+                continue
+            sock.settimeout(None)
             count += 1
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = Connection(sock, peer, cfg, count)

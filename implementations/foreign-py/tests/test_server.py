@@ -34,6 +34,9 @@ from swpcodec import (  # noqa: E402
 )
 
 DEADLINE_S = 10  # upper bound on any single wait; never a pass condition
+# Starting Python under a loaded machine (a 2-core CI runner building and testing at once)
+# took more than 10 s once; a generous bound costs nothing when the server starts quickly.
+START_DEADLINE_S = 60
 
 
 class Server:
@@ -42,13 +45,19 @@ class Server:
         self.port_file = os.path.join(self.dir.name, "port")
         # The log goes to a file: an unread pipe could fill and stall the server.
         self.log = open(os.path.join(self.dir.name, "stderr.log"), "wb")
+        # stdout too: a server left running must not hold the test runner's stdout open
+        # (whoever reads it to EOF, as `cargo test`'s foreign.rs does, would wait forever).
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "server.py"), "--port-file", self.port_file, *args],
+            stdout=self.log,
             stderr=self.log,
         )
-        end = time.monotonic() + DEADLINE_S
+        end = time.monotonic() + START_DEADLINE_S
         while not os.path.exists(self.port_file):
             if self.proc.poll() is not None or time.monotonic() > end:
+                # Not left behind: setUpClass failing means tearDownClass never runs.
+                self.proc.kill()
+                self.proc.wait()
                 raise RuntimeError("server did not write its port file")
             time.sleep(0.02)
         with open(self.port_file) as f:
@@ -59,7 +68,12 @@ class Server:
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(DEADLINE_S)
+        try:
+            rc = self.proc.wait(DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            # Killed rather than left running; the caller sees a non-zero status.
+            self.proc.kill()
+            rc = self.proc.wait()
         self.log.close()
         self.dir.cleanup()
         return rc

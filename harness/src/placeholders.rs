@@ -29,6 +29,8 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "RPC_SLOW_PARAMS",
     "RPC_CANCEL_CODE",
     "RPC_GATED_METHOD",
+    // A method gated to the first identity only: needs a policy with an allowed identity.
+    "RPC_OWNER_METHOD",
     "EVENTS_ECHO_FILTER",
     "EVENTS_TICKS_FILTER",
     "EVENTS_BATCH_FILTER",

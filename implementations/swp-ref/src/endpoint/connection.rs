@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_PENDING_BYTES: usize = 16 * 1024 * 1024;
 const MAX_NOTICES: usize = 32;
 
 /// What a connection enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Size bounds, for inbound and outbound frames alike.
     pub limits: Limits,
@@ -177,7 +177,6 @@ impl Connection {
     /// identity surface), when the channel established one.
     pub fn new(config: Config, identity: Option<String>) -> Self {
         Connection {
-            config,
             identity,
             receiver: Receiver::new(config.limits, config.policy),
             state: State::Open,
@@ -189,7 +188,8 @@ impl Connection {
             progress: FrameProgress::default(),
             in_flight: InFlight::default(),
             agent: Agent::new(config.p1_form),
-            swp: agent::Agent::new(config.agent, config.p1_form),
+            swp: agent::Agent::new(config.agent.clone(), config.p1_form),
+            config,
             authz: std::sync::Arc::default(),
             seq: 0,
             generated_ids: 0,

@@ -72,6 +72,12 @@ pub struct ServeArgs {
     /// (mcp-mapping §8, a2a-profile §9). Only meaningful with `--client-ca`.
     #[arg(long, value_name = "IDENTITY=NAME")]
     pub authz_deny: Vec<String>,
+    /// Serve the SWP-RPC method `swp.test.owner` to this authenticated peer (repeatable);
+    /// every other peer is refused it with ERR_SECURITY_POLICY (swp-rpc §7). A policy gate
+    /// with an allowed identity, declared as `RPC_OWNER_METHOD`. Only meaningful with
+    /// `--client-ca`.
+    #[arg(long, value_name = "IDENTITY")]
+    pub rpc_owner: Vec<String>,
     /// The SWP-RPC idempotency replay window, in ms (swp-rpc §6 recommends 24 h, the
     /// default). A short window lets conformance vectors watch a key expire; the manifest
     /// declares it as `RPC_REPLAY_WINDOW_MS`.
@@ -229,6 +235,11 @@ impl ServeArgs {
                 .deny(rule)
                 .map_err(|e| ServeError::Usage(e.to_string()))?;
         }
+        if !self.rpc_owner.is_empty() && tls.as_ref().is_none_or(|t| t.client_ca.is_none()) {
+            return Err(ServeError::Usage(
+                "--rpc-owner needs tls:// with --client-ca: it names a client identity".into(),
+            ));
+        }
         if !authz.is_empty() && tls.as_ref().is_none_or(|t| t.client_ca.is_none()) {
             // Without client certificates no peer has an identity, so no rule could apply.
             return Err(ServeError::Usage(
@@ -251,6 +262,7 @@ impl ServeArgs {
                 },
                 agent: crate::endpoint::agent::Config {
                     rpc_replay_window_ms: self.rpc_replay_window_ms,
+                    rpc_owners: self.rpc_owner,
                     policyhint_unknown_keys: match self.policyhint_unknown_keys {
                         UnknownKeysArg::Ignore => swp_profiles::policyhint::UnknownKeys::Ignore,
                         UnknownKeysArg::Report => swp_profiles::policyhint::UnknownKeys::Violation,
@@ -325,6 +337,28 @@ mod tests {
             .copied()
             .collect();
         assert!(matches!(parse(&argv), Err(ServeError::Usage(m)) if m.contains("IDENTITY=NAME")));
+    }
+
+    #[test]
+    fn rpc_owners_need_client_identities() {
+        let tls = [
+            "--listen",
+            "tls://127.0.0.1:0",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+            "--rpc-owner",
+            "spiffe://t/a",
+        ];
+        assert!(matches!(parse(&tls), Err(ServeError::Usage(m)) if m.contains("--client-ca")));
+        let argv: Vec<&str> = tls
+            .iter()
+            .chain(&["--client-ca", "ca.pem"])
+            .copied()
+            .collect();
+        let o = parse(&argv).unwrap();
+        assert_eq!(o.config.agent.rpc_owners, vec!["spiffe://t/a".to_owned()]);
     }
 
     #[test]

@@ -166,11 +166,9 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
         Listen::Tcp(hp) => {
             let (listener, local) = bind(hp, false).await?;
             announce("tcp", local, opts.port_file.as_deref())?;
-            accept_loop(
-                listener,
-                stop,
-                limits,
-                move |sock, peer, stop, edge| async move {
+            accept_loop(listener, stop, limits, move |sock, peer, stop, edge| {
+                let config = config.clone();
+                async move {
                     let name = peer.to_string();
                     let conn = Connection::new(config, None);
                     if let Ended::Io(e) = driver::drive(sock, conn, &name, stop, poll, edge).await {
@@ -178,8 +176,8 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
                             eprintln!("swp-ref: connection {name}: {e}");
                         }
                     }
-                },
-            )
+                }
+            })
             .await;
             Ok(())
         }
@@ -196,6 +194,7 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
                 let acceptor = acceptor.clone();
                 let authz = authz.clone();
                 let handshake = limits.header_timeout;
+                let config = config.clone();
                 async move {
                     let config = (config, authz);
                     serve_tls(acceptor, sock, peer, config, stop, poll, edge, handshake).await

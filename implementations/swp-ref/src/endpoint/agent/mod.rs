@@ -50,10 +50,13 @@ pub fn serves(profile_id: u64) -> bool {
 
 /// The agent's implementation-defined parameters (declared in a SUT manifest as
 /// `RPC_REPLAY_WINDOW_MS`, `POLICYHINT_UNKNOWN_KEY_POLICY`, `POLICYHINT_CONFLICT_POLICY`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The SWP-RPC idempotency replay window (swp-rpc §6; 24 h by default, as recommended).
     pub rpc_replay_window_ms: u64,
+    /// The peer identities allowed to call `swp.test.owner` (`--rpc-owner`); none by default,
+    /// so the method is then refused to everyone like `swp.test.admin`.
+    pub rpc_owners: Vec<String>,
     /// The SWP-POLICYHINT unknown-key policy (ignore by default).
     pub policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys,
     /// The SWP-POLICYHINT conflict rule (the later wins by default).
@@ -64,6 +67,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             rpc_replay_window_ms: swp_profiles::rpc::lifecycle::DEFAULT_REPLAY_WINDOW_MS,
+            rpc_owners: Vec::new(),
             policyhint_unknown_keys: swp_profiles::policyhint::UnknownKeys::default(),
             policyhint_conflicts: swp_profiles::policyhint::ConflictPolicy::default(),
         }
@@ -130,7 +134,7 @@ impl Agent {
     /// An agent speaking P1 payloads in `form`.
     pub fn new(config: Config, form: P1Form) -> Self {
         Agent {
-            rpc: rpc::Agent::new(config, form),
+            rpc: rpc::Agent::new(config.clone(), form),
             events: events::Agent::new(form),
             obs: obs::Agent::new(form),
             artifact: artifact::Agent::new(form),

@@ -40,6 +40,9 @@ pub const SLOW: &str = "swp.test.slow";
 pub const COUNTER: &str = "swp.test.counter";
 /// Method: refused by policy.
 pub const ADMIN: &str = "swp.test.admin";
+/// Method: the params back, to the identities `--rpc-owner` names only (a policy gate with
+/// allowed scopes, where `swp.test.admin`'s has none).
+pub const OWNER: &str = "swp.test.owner";
 /// Most stream items one call sends.
 pub const MAX_ITEMS: u64 = 16;
 /// Longest delay of a slow call.
@@ -89,14 +92,21 @@ fn number(params: &[u8], max: u64) -> Option<u64> {
 }
 
 impl Agent {
-    /// The agent with the configured replay window; `swp.test.admin` is gated for all.
+    /// The agent with the configured replay window; `swp.test.admin` is gated for all,
+    /// `swp.test.owner` for all but the configured owners.
     pub fn new(config: Config, form: P1Form) -> Self {
         let lc = rpc::Config {
             replay_window_ms: config.rpc_replay_window_ms,
-            gated: vec![rpc::lifecycle::Gate {
-                method: ADMIN.into(),
-                allowed_scopes: Vec::new(),
-            }],
+            gated: vec![
+                rpc::lifecycle::Gate {
+                    method: ADMIN.into(),
+                    allowed_scopes: Vec::new(),
+                },
+                rpc::lifecycle::Gate {
+                    method: OWNER.into(),
+                    allowed_scopes: config.rpc_owners.clone(),
+                },
+            ],
             ..rpc::Config::default()
         };
         Agent {
@@ -176,7 +186,7 @@ impl Agent {
     ) {
         let id = &r.rpc_id;
         let outcome = match r.method.as_str() {
-            ECHO => resp(r.params.clone()),
+            ECHO | OWNER => resp(r.params.clone()),
             FAIL => err(codes::INTERNAL, false, "execution failed"),
             RETRY => err(codes::UNAVAILABLE, true, "temporarily unavailable"),
             COUNTER => {
@@ -359,6 +369,28 @@ mod tests {
             },
             P1Form::Message,
         )
+    }
+
+    #[test]
+    fn the_owner_method_is_served_to_its_owners_only() {
+        let mut a = Agent::new(
+            Config {
+                rpc_owners: vec!["spiffe://t/a".into()],
+                ..Config::default()
+            },
+            P1Form::Message,
+        );
+        let o = outs(a.handle(1, &ID, &req("o1", OWNER, "mine", ""), "spiffe://t/a", 0));
+        assert_eq!(decoded(&o), [response(b"o1", b"mine")]);
+        assert_eq!(
+            code(a.handle(1, &ID, &req("o2", OWNER, "x", ""), "spiffe://t/b", 0)),
+            ErrorCode::SecurityPolicy
+        );
+        // With no owner configured, nobody is served it.
+        assert_eq!(
+            code(agent().handle(1, &ID, &req("o3", OWNER, "x", ""), "spiffe://t/a", 0)),
+            ErrorCode::SecurityPolicy
+        );
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "EVENTS_BATCH_FILTER",
     "ARTIFACT_RESUME_TOKEN",
     "STATE_DELTA_ID",
+    // An id the SUT's scheme refuses in form: a SUT whose ids take any octets has none.
+    "STATE_MALFORMED_ID",
     "CRED_REVOKE_REASON",
     // SWP-AGDISC (docs/profiles-c5-disc.md): validators and explicit freshness are SHOULDs
     // (§5), AGDISC_NOT_MODIFIED an optional class (§2), and an invalid stored card, a

@@ -139,7 +139,7 @@ fn a_state_answered_with_other_content_than_its_id_is_caught() {
 fn accepting_a_state_whose_parent_is_missing_is_caught() {
     assert_eq!(
         failing("state-accept-missing-parent", &["state"]),
-        set(&["state_0003"])
+        set(&["state_0003", "state_0105"])
     );
 }
 

@@ -442,6 +442,15 @@ fn result(cx: &mut Cx<'_>, method: &str, id: &Value, r: &mut Obj) -> R<Fate> {
             }
         };
     }
+    // A session server answers only requests its own version has: server/discover from a
+    // 2025-11-25 server, or tasks/get from a 2025-06-18 one, answers nothing it was asked
+    // (mcpx_0154; mcpx_0136 is the 2026-07-28 side). A method no version defines passes.
+    if methods::lookup(method).is_some_and(|i| !i.exists_in(cx.from)) {
+        return Err(cx.invalid(format!(
+            "{method} is not a request a {} server answers",
+            cx.from
+        )));
+    }
     if cx.up() {
         if method == "initialize" {
             let initialized = stateless::initialize_result_to_discover(cx, r)?;

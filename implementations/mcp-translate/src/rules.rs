@@ -160,6 +160,14 @@ fn sampling_messages(cx: &mut Cx<'_>, p: &mut Obj) -> R {
 /// form: `Ok(false)`, answered on the client's behalf.
 fn elicitation(cx: &mut Cx<'_>, p: &mut Obj) -> R<bool> {
     cx.str_field(p, "message", true)?;
+    let url = p.get("mode").and_then(Value::as_str) == Some("url");
+    // 2025-11-25 requires the id in URL mode: a 2025-11-25 sender must have sent one (even
+    // toward a peer that will never see it), and toward 2025-11-25 it must be there (a
+    // 2026-07-28 input request gets one before this, MCPX-307). Checked before the drop
+    // below takes it away toward 2026-07-28 (mcpxproxy_0025).
+    if url && (cx.to == V11 || cx.from == V11) {
+        cx.str_field(p, "elicitationId", true)?;
+    }
     // An input request from 2026-07-28 on: no `_meta`, no task, and no elicitation id (no
     // notifications/elicitation/complete to correlate).
     cx.drop_removed(
@@ -167,15 +175,8 @@ fn elicitation(cx: &mut Cx<'_>, p: &mut Obj) -> R<bool> {
         "ElicitRequest.params",
         &[("task", V26), ("_meta", V26), ("elicitationId", V26)],
     )?;
-    let url = p.get("mode").and_then(Value::as_str) == Some("url");
     if url {
         cx.str_field(p, "url", true)?;
-        // 2025-11-25 requires the id in URL mode: a 2025-11-25 sender must have sent one (even
-        // toward a peer that will never see it), and toward 2025-11-25 it must be there (a
-        // 2026-07-28 input request gets one before this, MCPX-307).
-        if cx.to == V11 || cx.from == V11 {
-            cx.str_field(p, "elicitationId", true)?;
-        }
         return Ok(cx.to >= V11);
     }
     cx.obj_field(p, "requestedSchema", true)?;
@@ -385,7 +386,9 @@ pub(crate) fn result(cx: &mut Cx<'_>, method: &str, r: &mut Obj) -> R {
 
 /// `CallToolResult` (or a 2025-11-25 `CreateTaskResult`).
 fn call_tool_result(cx: &mut Cx<'_>, r: &mut Obj) -> R {
-    if r.contains_key("task") && !r.contains_key("content") {
+    // Only a 2025-11-25 sender has CreateTaskResult: from any other version a result with
+    // `task` and no `content` is a CallToolResult missing its required content (mcpx_0151).
+    if r.contains_key("task") && !r.contains_key("content") && cx.from >= V11 && cx.from < V26 {
         if cx.to < V11 || cx.to >= V26 {
             return Err(cx.err(
                 ErrorKind::Unrepresentable,

@@ -62,7 +62,19 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        match self.store.step(&m) {
+        // The peer's GET is answered here, not fed to the store's machine: that machine
+        // judges one channel carrying both sides and records a GET as pending, so a PUT
+        // answering it skips the parent check. The GETs this endpoint answers are the peer's
+        // own; a PUT the peer sends after one answers nothing and is a store request whose
+        // parents must exist (state_0105).
+        let seen = match &m {
+            StateMessage::Get(g) => match self.store.lookup(&g.state_id) {
+                Some(entry) => Ok(Seen::Found(entry.clone())),
+                None => Err(StoreError::NotFound(hex(&g.state_id))),
+            },
+            _ => self.store.step(&m),
+        };
+        match seen {
             Ok(Seen::Found(entry)) => self.answer(&entry.to_message(), msg_id),
             Err(e @ StoreError::NotFound(_)) => {
                 let id = match &m {

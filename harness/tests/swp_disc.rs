@@ -110,7 +110,7 @@ fn the_codec_vectors_pass_in_the_wrapper_form_too() {
                 && v.vector.methods.contains(&Method::Codec)
         })
         .collect();
-    assert_eq!(plan.len(), 9);
+    assert_eq!(plan.len(), 12);
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-disc");
     let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
     let not_passed: Vec<String> = rs

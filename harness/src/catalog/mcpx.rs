@@ -202,6 +202,58 @@ pub struct ArrivesSpec {
     /// request for a reason no specification gives a code to): any integer code matches.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub any_error_code: bool,
+    /// This message and the other `any_order` arrivals next to it in the same step may
+    /// arrive in any order (a proxy answering several server requests at once chooses
+    /// their order).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub any_order: bool,
+}
+
+/// The capture a whole JSON string (value or object key) of an `arrives` names: `?{name}`
+/// matches any value (any key) the first time and binds it; later uses must be equal, and a
+/// later `jsonrpc_line` writes the bound value (as JSON text) wherever it says `?{name}`.
+/// Proxies choose their own ids, keys and request states, and a vector that spelled out the
+/// reference's choices would fail every other proxy.
+pub fn capture_name(s: &str) -> Option<&str> {
+    let n = s.strip_prefix("?{")?.strip_suffix('}')?;
+    let ok = !n.is_empty()
+        && n.len() <= 64
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(n)
+}
+
+/// The captures `json` binds, in document order (keys before their values).
+pub fn captures_in(json: &serde_json::Value, out: &mut Vec<String>) {
+    match json {
+        serde_json::Value::String(s) => out.extend(capture_name(s).map(str::to_owned)),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| captures_in(x, out)),
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                out.extend(capture_name(k).map(str::to_owned));
+                captures_in(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The `?{name}` uses in a line to send, in order (a `?{` not followed by a name and `}` is
+/// text).
+pub fn uses_in(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("?{") {
+        let after = &rest[i..];
+        match after.find('}').and_then(|j| capture_name(&after[..=j])) {
+            Some(n) => {
+                out.push(n);
+                rest = &after[n.len() + 3..];
+            }
+            None => rest = &after[2..],
+        }
+    }
+    out
 }
 
 /// Problems of a vector's use of the translate method: `(text to locate, message)`.
@@ -277,6 +329,7 @@ fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
     } else if v.proxy.is_some() {
         out.push(("proxy:", "`proxy` needs `methods: [mcp_proxy]`".into()));
     }
+    let mut bound: Vec<String> = Vec::new();
     for s in &v.steps {
         let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some());
         let fits = |e: &Expect| matches!(e, Expect::Arrives(_) | Expect::Silence(_));
@@ -299,8 +352,31 @@ fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
         if !proxy && arrives {
             out.push(("steps:", "`arrives` needs `methods: [mcp_proxy]`".into()));
         }
-        for e in s.expect.as_slice() {
+        if let Some(line) = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_deref()) {
+            for n in uses_in(line) {
+                if !bound.iter().any(|b| b == n) {
+                    out.push((
+                        "jsonrpc_line",
+                        format!("`?{{{n}}}` is used before an earlier step's `arrives` binds it"),
+                    ));
+                }
+            }
+        }
+        let exp = s.expect.as_slice();
+        for (i, e) in exp.iter().enumerate() {
+            let next_to = |j: Option<usize>| {
+                j.and_then(|j| exp.get(j))
+                    .is_some_and(|x| matches!(x, Expect::Arrives(b) if b.any_order))
+            };
             if let Expect::Arrives(a) = e {
+                captures_in(&a.json, &mut bound);
+                if a.any_order && !next_to(i.checked_sub(1)) && !next_to(i.checked_add(1)) {
+                    out.push((
+                        "any_order",
+                        "`any_order` needs another `any_order` arrival next to it in the step"
+                            .into(),
+                    ));
+                }
                 if a.any_error_code && a.json.pointer("/error/code").is_none() {
                     out.push((
                         "any_error_code",

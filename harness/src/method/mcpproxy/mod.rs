@@ -6,6 +6,8 @@
 //! messages to arrive at either side, so what a translation forwards, drops, or answers on
 //! a peer's behalf is all observable.
 
+mod matching;
+
 use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpx::ArrivesSpec;
 use crate::catalog::vector::{Expect, Method, Side, Step, Vector};
@@ -13,6 +15,7 @@ use crate::connect::process::{self, Supervised};
 use crate::materialize::MaterialiseError;
 use crate::model::{Dir, TranscriptEntry, Verdict};
 use crate::sut::{Start, Sut};
+use matching::{same_message, same_set, substitute, Binds};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -114,6 +117,8 @@ struct Conv {
     upstream: TcpStream,
     from_upstream: Lines,
     transcript: Vec<TranscriptEntry>,
+    /// The captures bound so far (`?{name}` in the vector).
+    binds: Binds,
 }
 
 fn clip(s: &str) -> String {
@@ -153,11 +158,11 @@ impl Conv {
             .map_err(|e| format!("cannot write to the proxy's {} side: {e}", side_name(side)))
     }
 
-    /// The next message arriving at `side` (the harness's client side reads the proxy's
-    /// stdout; its upstream side reads what the proxy sends its server).
-    fn arrives(&mut self, a: &ArrivesSpec) -> Result<String, (Verdict, String)> {
+    /// The next line arriving at `side` (the harness's client side reads the proxy's
+    /// stdout; its upstream side reads what the proxy sends its server), as text and JSON.
+    fn read(&mut self, side: Side) -> Result<(String, Value), (Verdict, String)> {
         let deadline = Instant::now() + STEP;
-        let got = match a.side {
+        let got = match side {
             Side::Client => self.from_proxy.next(deadline),
             Side::Upstream => self.from_upstream.next(deadline),
         };
@@ -167,7 +172,7 @@ impl Conv {
                     Verdict::Fail,
                     format!(
                         "nothing arrived at the {} side within {} ms",
-                        side_name(a.side),
+                        side_name(side),
                         STEP.as_millis()
                     ),
                 ))
@@ -175,20 +180,26 @@ impl Conv {
             Some(Err(why)) => {
                 return Err((
                     Verdict::Fail,
-                    format!("the {} side ended: {why}", side_name(a.side)),
+                    format!("the {} side ended: {why}", side_name(side)),
                 ))
             }
             Some(Ok(l)) => l,
         };
         let text = String::from_utf8_lossy(&line).into_owned();
-        self.log(Dir::Received, format!("{}: {text}", side_name(a.side)));
+        self.log(Dir::Received, format!("{}: {text}", side_name(side)));
         let v: Value = serde_json::from_slice(&line).map_err(|e| {
             (
                 Verdict::Fail,
-                format!("a line at the {} side is not JSON ({e})", side_name(a.side)),
+                format!("a line at the {} side is not JSON ({e})", side_name(side)),
             )
         })?;
-        if !same_message(&v, &a.json, a.any_error_code) {
+        Ok((text, v))
+    }
+
+    /// The next message arriving at `a.side` is `a.json`.
+    fn arrives(&mut self, a: &ArrivesSpec) -> Result<String, (Verdict, String)> {
+        let (text, v) = self.read(a.side)?;
+        if !same_message(&v, &a.json, a.any_error_code, &mut self.binds) {
             return Err((
                 Verdict::Fail,
                 clip(&format!(
@@ -199,6 +210,45 @@ impl Conv {
             ));
         }
         Ok(text)
+    }
+
+    /// The next messages at their sides are these, in any order (each side still reads
+    /// its own lines in order; which expectation a line meets is free).
+    fn arrive_in_any_order(&mut self, set: &[&ArrivesSpec]) -> Result<String, (Verdict, String)> {
+        let mut texts = Vec::new();
+        for side in [Side::Client, Side::Upstream] {
+            let wants: Vec<(&Value, bool)> = set
+                .iter()
+                .filter(|a| a.side == side)
+                .map(|a| (&a.json, a.any_error_code))
+                .collect();
+            let mut gots = Vec::new();
+            for _ in 0..wants.len() {
+                let (t, v) = self.read(side)?;
+                texts.push(t);
+                gots.push(v);
+            }
+            let refs: Vec<&Value> = gots.iter().collect();
+            if same_set(&refs, &wants, &mut self.binds).is_none() {
+                let show = |x: &[&Value]| {
+                    x.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let want_refs: Vec<&Value> = wants.iter().map(|w| w.0).collect();
+                return Err((
+                    Verdict::Fail,
+                    clip(&format!(
+                        "at the {} side: {}; expected these in any order: {}",
+                        side_name(side),
+                        show(&refs),
+                        show(&want_refs)
+                    )),
+                ));
+            }
+        }
+        Ok(texts.join(" | "))
     }
 
     /// Nothing arrives at either side for `ms`.
@@ -362,6 +412,7 @@ impl McpProxyMethod<'_> {
             upstream,
             from_upstream: Lines::spawn(reader),
             transcript: Vec::new(),
+            binds: Binds::new(),
         };
         c.log(
             Dir::Note,
@@ -382,11 +433,49 @@ impl McpProxyMethod<'_> {
                 ..Outcome::stop(v, format!("step {n}: {why}"))
                     .with_transcript(std::mem::take(&mut c.transcript))
             };
-            if let Err(why) = c.send(side, line) {
+            let line = match substitute(line, &c.binds) {
+                Ok(l) => l,
+                Err(why) => {
+                    return fail(
+                        &mut c,
+                        Verdict::HarnessError,
+                        why,
+                        String::new(),
+                        String::new(),
+                    )
+                }
+            };
+            if let Err(why) = c.send(side, &line) {
                 return fail(&mut c, Verdict::Fail, why, String::new(), String::new());
             }
-            for e in s.expect.as_slice() {
+            let all = s.expect.as_slice();
+            let mut k = 0;
+            while k < all.len() {
+                let e = &all[k];
+                k += 1;
                 match e {
+                    Expect::Arrives(a) if a.any_order => {
+                        let mut set: Vec<&ArrivesSpec> = vec![a];
+                        while let Some(Expect::Arrives(b)) = all.get(k) {
+                            if !b.any_order {
+                                break;
+                            }
+                            set.push(b.as_ref());
+                            k += 1;
+                        }
+                        let wants: Vec<String> = set
+                            .iter()
+                            .map(|a| format!("at the {} side {}", side_name(a.side), a.json))
+                            .collect();
+                        exp = format!("step {n}: in any order, {}", wants.join("; "));
+                        match c.arrive_in_any_order(&set) {
+                            Ok(o) => obs = format!("step {n}: {o}"),
+                            Err((v, why)) => {
+                                let e2 = exp.clone();
+                                return fail(&mut c, v, why.clone(), e2, why);
+                            }
+                        }
+                    }
                     Expect::Arrives(a) => {
                         exp = format!("step {n}: at the {} side {}", side_name(a.side), a.json);
                         match c.arrives(a) {
@@ -427,74 +516,5 @@ impl McpProxyMethod<'_> {
         }
         drop(p);
         Outcome::pass(exp, obs).with_transcript(std::mem::take(&mut c.transcript))
-    }
-}
-
-/// Whether an arrived message is the expected one: equal as JSON, except that an error
-/// response's `error.message` may be any string. JSON-RPC leaves that text to the sender
-/// (only `code` is meant for programs), so a vector that spelled out the reference proxy's
-/// wording would fail every other proxy that answers the same error in its own words.
-/// With `any_code`, an error response's `error.code` may be any integer too.
-fn same_message(got: &Value, want: &Value, any_code: bool) -> bool {
-    match (got, want) {
-        (Value::Array(g), Value::Array(w)) => {
-            g.len() == w.len() && g.iter().zip(w).all(|(g, w)| same_message(g, w, any_code))
-        }
-        (Value::Object(g), Value::Object(w)) => match (g.get("error"), w.get("error")) {
-            (Some(Value::Object(ge)), Some(Value::Object(we)))
-                if matches!(ge.get("message"), Some(Value::String(_)))
-                    && matches!(we.get("message"), Some(Value::String(_)))
-                    && (!any_code || ge.get("code").is_some_and(Value::is_i64)) =>
-            {
-                let strip = |o: &serde_json::Map<String, Value>,
-                             e: &serde_json::Map<String, Value>| {
-                    let mut o = o.clone();
-                    let mut e = e.clone();
-                    e.remove("message");
-                    if any_code {
-                        e.remove("code");
-                    }
-                    o.insert("error".into(), Value::Object(e));
-                    o
-                };
-                strip(g, ge) == strip(w, we)
-            }
-            _ => got == want,
-        },
-        _ => got == want,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::same_message;
-    use serde_json::json;
-
-    #[test]
-    fn an_error_message_is_free_text_and_nothing_else_is() {
-        let want = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}});
-        let reworded = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no such method"}});
-        assert!(same_message(&reworded, &want, false));
-        let other_code = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Method not found"}});
-        assert!(!same_message(&other_code, &want, false));
-        let other_id =
-            json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "x"}});
-        assert!(!same_message(&other_id, &want, false));
-        let no_text = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": 7}});
-        assert!(!same_message(&no_text, &want, false));
-        // Outside an error, a message's text is compared like any other value.
-        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"message": "a"}});
-        let log2 = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"message": "b"}});
-        assert!(!same_message(&log, &log2, false));
-        assert!(same_message(&json!([reworded]), &json!([want]), false));
-        // With any_error_code, the code is the sender's too, but it is still an integer.
-        assert!(same_message(&other_code, &want, true));
-        let text_code = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}});
-        assert!(!same_message(&text_code, &want, true));
-        assert!(!same_message(
-            &other_id,
-            &json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 0, "message": ""}}),
-            true
-        ));
     }
 }

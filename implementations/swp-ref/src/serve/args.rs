@@ -309,16 +309,19 @@ mod tests {
         assert!(o.busy_poll.is_zero());
     }
 
+    /// A TLS listener with a server certificate and no client CA.
+    const TLS: [&str; 6] = [
+        "--listen",
+        "tls://127.0.0.1:0",
+        "--cert",
+        "c.pem",
+        "--key",
+        "k.pem",
+    ];
+
     #[test]
     fn authz_rules_need_client_identities() {
-        let tls = [
-            "--listen",
-            "tls://127.0.0.1:0",
-            "--cert",
-            "c.pem",
-            "--key",
-            "k.pem",
-        ];
+        let tls = TLS;
         let rule = ["--authz-deny", "spiffe://t/b=tools/list"];
         // Without --client-ca no peer has an identity a rule could bind.
         let argv: Vec<&str> = tls.iter().chain(&rule).copied().collect();
@@ -341,16 +344,11 @@ mod tests {
 
     #[test]
     fn rpc_owners_need_client_identities() {
-        let tls = [
-            "--listen",
-            "tls://127.0.0.1:0",
-            "--cert",
-            "c.pem",
-            "--key",
-            "k.pem",
-            "--rpc-owner",
-            "spiffe://t/a",
-        ];
+        let tls: Vec<&str> = TLS
+            .iter()
+            .chain(&["--rpc-owner", "spiffe://t/a"])
+            .copied()
+            .collect();
         assert!(matches!(parse(&tls), Err(ServeError::Usage(m)) if m.contains("--client-ca")));
         let argv: Vec<&str> = tls
             .iter()

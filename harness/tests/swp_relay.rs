@@ -182,7 +182,7 @@ fn the_codec_vectors_pass_in_the_wrapper_form_too() {
         .iter()
         .filter(|v| v.vector.namespace == "relay" && v.vector.methods.contains(&Method::Codec))
         .collect();
-    assert_eq!(plan.len(), 2);
+    assert_eq!(plan.len(), 3);
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-relay");
     let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
     assert!(

@@ -361,13 +361,7 @@ mod tests {
 
     #[test]
     fn options_map_onto_limits_and_policy() {
-        let o = parse(&[
-            "--listen",
-            "tls://127.0.0.1:0",
-            "--cert",
-            "c.pem",
-            "--key",
-            "k.pem",
+        let more = [
             "--tls13-only",
             "--max-frame-bytes",
             "65536",
@@ -380,8 +374,9 @@ mod tests {
             "64/1000",
             "--unknown-profile",
             "close",
-        ])
-        .unwrap();
+        ];
+        let argv: Vec<&str> = TLS.iter().chain(&more).copied().collect();
+        let o = parse(&argv).unwrap();
         assert_eq!(o.config.limits.max_frame_bytes, 65536);
         assert_eq!(o.config.limits.max_payload_bytes, 65536 - 1024);
         assert_eq!(o.config.limits.max_msg_id_bytes, 32);

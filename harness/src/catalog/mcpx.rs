@@ -202,11 +202,6 @@ pub struct ArrivesSpec {
     /// request for a reason no specification gives a code to): any integer code matches.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub any_error_code: bool,
-    /// This message and the other `any_order` arrivals next to it in the same step may
-    /// arrive in any order (a proxy answering several server requests at once chooses
-    /// their order).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub any_order: bool,
 }
 
 /// The capture a whole JSON string (value or object key) of an `arrives` names: `?{name}`
@@ -238,20 +233,38 @@ pub fn captures_in(json: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
-/// The `?{name}` uses in a line to send, in order (a `?{` not followed by a name and `}` is
-/// text).
-pub fn uses_in(line: &str) -> Vec<&str> {
+/// A piece of a line to send: text as written, or the name of a capture it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// Sent as is.
+    Text(&'a str),
+    /// `?{name}`: written as the capture's bound value.
+    Use(&'a str),
+}
+
+/// A line to send, cut into text and `?{name}` uses, in order (a `?{` not followed by a
+/// name and `}` is text).
+pub fn pieces(line: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
-    let mut rest = line;
-    while let Some(i) = rest.find("?{") {
-        let after = &rest[i..];
-        match after.find('}').and_then(|j| capture_name(&after[..=j])) {
+    let (mut text_from, mut search_from) = (0, 0);
+    while let Some(i) = line[search_from..].find("?{").map(|i| i + search_from) {
+        let name = line[i..]
+            .find('}')
+            .and_then(|j| capture_name(&line[i..=i + j]));
+        match name {
             Some(n) => {
-                out.push(n);
-                rest = &after[n.len() + 3..];
+                if text_from < i {
+                    out.push(Piece::Text(&line[text_from..i]));
+                }
+                out.push(Piece::Use(n));
+                text_from = i + n.len() + 3;
+                search_from = text_from;
             }
-            None => rest = &after[2..],
+            None => search_from = i + 2,
         }
+    }
+    if text_from < line.len() {
+        out.push(Piece::Text(&line[text_from..]));
     }
     out
 }
@@ -352,8 +365,10 @@ fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
         if !proxy && arrives {
             out.push(("steps:", "`arrives` needs `methods: [mcp_proxy]`".into()));
         }
-        if let Some(line) = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_deref()) {
-            for n in uses_in(line) {
+        // Only the proxy method writes captures into its lines; elsewhere `?{` is text.
+        let to_send = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_deref());
+        for p in to_send.filter(|_| proxy).map(pieces).unwrap_or_default() {
+            if let Piece::Use(n) = p {
                 if !bound.iter().any(|b| b == n) {
                     out.push((
                         "jsonrpc_line",
@@ -362,21 +377,9 @@ fn proxy_problems(v: &Vector) -> Vec<(&'static str, String)> {
                 }
             }
         }
-        let exp = s.expect.as_slice();
-        for (i, e) in exp.iter().enumerate() {
-            let next_to = |j: Option<usize>| {
-                j.and_then(|j| exp.get(j))
-                    .is_some_and(|x| matches!(x, Expect::Arrives(b) if b.any_order))
-            };
+        for e in s.expect.as_slice() {
             if let Expect::Arrives(a) = e {
                 captures_in(&a.json, &mut bound);
-                if a.any_order && !next_to(i.checked_sub(1)) && !next_to(i.checked_add(1)) {
-                    out.push((
-                        "any_order",
-                        "`any_order` needs another `any_order` arrival next to it in the step"
-                            .into(),
-                    ));
-                }
                 if a.any_error_code && a.json.pointer("/error/code").is_none() {
                     out.push((
                         "any_error_code",

@@ -2,7 +2,7 @@
 //! error's free text and the values a proxy chooses itself (captures, `?{name}`), which
 //! bind on first sight and must agree afterwards.
 
-use crate::catalog::mcpx::capture_name;
+use crate::catalog::mcpx::{capture_name, pieces, Piece};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -86,9 +86,12 @@ fn object(
     b: &mut Binds,
     budget: &mut usize,
 ) -> bool {
-    let (captured, literal): (Vec<_>, Vec<_>) =
-        w.iter().partition(|(k, _)| capture_name(k).is_some());
-    for (k, wv) in &literal {
+    let captured: Vec<(&str, &Value)> = w
+        .iter()
+        .filter_map(|(k, v)| capture_name(k).map(|n| (n, v)))
+        .collect();
+    let literal = w.iter().filter(|(k, _)| capture_name(k).is_none());
+    for (k, wv) in literal {
         match g.get(k.as_str()) {
             Some(gv) if matches(gv, wv, any_code, b, budget) => {}
             _ => return false,
@@ -107,18 +110,15 @@ fn object(
 
 /// Backtracking: gives the first capture key of `caps` each unused key of `rest` in turn.
 fn assign(
-    caps: &[(&String, &Value)],
+    caps: &[(&str, &Value)],
     rest: &[(&String, &Value)],
     used: &mut [bool],
     any_code: bool,
     b: &mut Binds,
     budget: &mut usize,
 ) -> bool {
-    let Some(((ck, cv), more)) = caps.split_first() else {
+    let Some(((name, cv), more)) = caps.split_first() else {
         return true;
-    };
-    let Some(name) = capture_name(ck) else {
-        return false;
     };
     for i in 0..rest.len() {
         if used[i] || *budget == 0 {
@@ -141,82 +141,27 @@ fn assign(
     false
 }
 
-/// Which of `wants` each of `gots` is (one to one, in any order), binding captures; `None`
-/// when no assignment matches them all.
-pub fn same_set(
-    gots: &[&Value],
-    wants: &[(&Value, bool)],
-    binds: &mut Binds,
-) -> Option<Vec<usize>> {
-    fn go(
-        gots: &[&Value],
-        wants: &[(&Value, bool)],
-        used: &mut [bool],
-        picks: &mut Vec<usize>,
-        b: &mut Binds,
-    ) -> bool {
-        let Some((g, more)) = gots.split_first() else {
-            return true;
-        };
-        for j in 0..wants.len() {
-            if used[j] {
-                continue;
-            }
-            let mut trial = b.clone();
-            if same_message(g, wants[j].0, wants[j].1, &mut trial) {
-                used[j] = true;
-                picks.push(j);
-                if go(more, wants, used, picks, &mut trial) {
-                    *b = trial;
-                    return true;
-                }
-                picks.pop();
-                used[j] = false;
-            }
-        }
-        false
-    }
-    if gots.len() != wants.len() {
-        return None;
-    }
-    let mut used = vec![false; wants.len()];
-    let mut picks = Vec::new();
-    let mut trial = binds.clone();
-    go(gots, wants, &mut used, &mut picks, &mut trial).then(|| {
-        *binds = trial;
-        picks
-    })
-}
-
 /// `line` with every `?{name}` written as the JSON text of its binding; the first unbound
 /// name is the error.
 pub fn substitute(line: &str, binds: &Binds) -> Result<String, String> {
     let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(i) = rest.find("?{") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i..];
-        match after.find('}').and_then(|j| capture_name(&after[..=j])) {
-            Some(n) => {
+    for p in pieces(line) {
+        match p {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Use(n) => {
                 let v = binds
                     .get(n)
                     .ok_or_else(|| format!("?{{{n}}} is not bound by an earlier arrival"))?;
                 out.push_str(&v.to_string());
-                rest = &after[n.len() + 3..];
-            }
-            None => {
-                out.push_str("?{");
-                rest = &after[2..];
             }
         }
     }
-    out.push_str(rest);
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{same_message, same_set, substitute, Binds};
+    use super::{same_message, substitute, Binds};
     use serde_json::json;
 
     fn same(got: &serde_json::Value, want: &serde_json::Value, any: bool) -> bool {
@@ -315,25 +260,6 @@ mod tests {
     }
 
     #[test]
-    fn a_set_matches_in_any_order_and_binds_by_content() {
-        let mut b = Binds::new();
-        b.insert("a".into(), json!("k1"));
-        let gots = [
-            &json!({"id": "7", "result": 2}),
-            &json!({"id": 7, "result": 1}),
-        ];
-        let (w1, w2) = (
-            json!({"id": 7, "result": 1}),
-            json!({"id": "7", "result": "?{r}"}),
-        );
-        let wants = [(&w1, false), (&w2, false)];
-        assert_eq!(same_set(&gots, &wants, &mut b), Some(vec![1, 0]));
-        assert_eq!(b["r"], json!(2));
-        let short = [gots[0]];
-        assert_eq!(same_set(&short, &wants, &mut b), None);
-    }
-
-    #[test]
     fn substitution_writes_json_text_and_refuses_unbound_names() {
         let mut b = Binds::new();
         b.insert("k".into(), json!("input:1:a"));
@@ -346,6 +272,8 @@ mod tests {
             .unwrap(),
             r#"{"id":7,"inputResponses":{"input:1:a":{}},"x":"?{ not a name"}"#
         );
+        assert_eq!(substitute("?{n}?{n}", &b).unwrap(), "77");
+        assert_eq!(substitute("?{n} ?{", &b).unwrap(), "7 ?{");
         assert!(substitute("?{missing}", &b)
             .unwrap_err()
             .contains("missing"));

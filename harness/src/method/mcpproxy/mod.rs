@@ -15,7 +15,7 @@ use crate::connect::process::{self, Supervised};
 use crate::materialize::MaterialiseError;
 use crate::model::{Dir, TranscriptEntry, Verdict};
 use crate::sut::{Start, Sut};
-use matching::{same_message, same_set, substitute, Binds};
+use matching::{same_message, substitute, Binds};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -210,45 +210,6 @@ impl Conv {
             ));
         }
         Ok(text)
-    }
-
-    /// The next messages at their sides are these, in any order (each side still reads
-    /// its own lines in order; which expectation a line meets is free).
-    fn arrive_in_any_order(&mut self, set: &[&ArrivesSpec]) -> Result<String, (Verdict, String)> {
-        let mut texts = Vec::new();
-        for side in [Side::Client, Side::Upstream] {
-            let wants: Vec<(&Value, bool)> = set
-                .iter()
-                .filter(|a| a.side == side)
-                .map(|a| (&a.json, a.any_error_code))
-                .collect();
-            let mut gots = Vec::new();
-            for _ in 0..wants.len() {
-                let (t, v) = self.read(side)?;
-                texts.push(t);
-                gots.push(v);
-            }
-            let refs: Vec<&Value> = gots.iter().collect();
-            if same_set(&refs, &wants, &mut self.binds).is_none() {
-                let show = |x: &[&Value]| {
-                    x.iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let want_refs: Vec<&Value> = wants.iter().map(|w| w.0).collect();
-                return Err((
-                    Verdict::Fail,
-                    clip(&format!(
-                        "at the {} side: {}; expected these in any order: {}",
-                        side_name(side),
-                        show(&refs),
-                        show(&want_refs)
-                    )),
-                ));
-            }
-        }
-        Ok(texts.join(" | "))
     }
 
     /// Nothing arrives at either side for `ms`.
@@ -448,34 +409,8 @@ impl McpProxyMethod<'_> {
             if let Err(why) = c.send(side, &line) {
                 return fail(&mut c, Verdict::Fail, why, String::new(), String::new());
             }
-            let all = s.expect.as_slice();
-            let mut k = 0;
-            while k < all.len() {
-                let e = &all[k];
-                k += 1;
+            for e in s.expect.as_slice() {
                 match e {
-                    Expect::Arrives(a) if a.any_order => {
-                        let mut set: Vec<&ArrivesSpec> = vec![a];
-                        while let Some(Expect::Arrives(b)) = all.get(k) {
-                            if !b.any_order {
-                                break;
-                            }
-                            set.push(b.as_ref());
-                            k += 1;
-                        }
-                        let wants: Vec<String> = set
-                            .iter()
-                            .map(|a| format!("at the {} side {}", side_name(a.side), a.json))
-                            .collect();
-                        exp = format!("step {n}: in any order, {}", wants.join("; "));
-                        match c.arrive_in_any_order(&set) {
-                            Ok(o) => obs = format!("step {n}: {o}"),
-                            Err((v, why)) => {
-                                let e2 = exp.clone();
-                                return fail(&mut c, v, why.clone(), e2, why);
-                            }
-                        }
-                    }
                     Expect::Arrives(a) => {
                         exp = format!("step {n}: at the {} side {}", side_name(a.side), a.json);
                         match c.arrives(a) {

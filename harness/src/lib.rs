@@ -17,6 +17,7 @@ pub mod materialize;
 pub mod method;
 pub mod model;
 pub mod p1;
+pub mod pb;
 pub mod placeholders;
 pub mod published;
 pub mod report;

@@ -788,7 +788,11 @@ mod tests {
         p.insert("NOW_MS", 1_767_225_600_000);
         let filled = run_params_in_p1(&spec, &p).unwrap();
         let octets = crate::p1::encode(&filled).unwrap();
-        let d = swp_profiles::p1::decode("cred.CredDelegate", &octets).unwrap();
+        let d = prost_reflect::DynamicMessage::decode(
+            crate::pb::message("cred.CredDelegate").unwrap(),
+            &octets[..],
+        )
+        .unwrap();
         assert_eq!(
             d.get_field_by_name("expires_at_unix_ms").unwrap().as_u64(),
             Some(1_767_225_660_000)

@@ -8,7 +8,9 @@
 //! UTF-8 octets.
 
 use bytes::Bytes;
-use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, Value};
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage, Value,
+};
 use serde_json::{Map, Value as Json};
 
 /// A P1 payload spec or payload that does not hold.
@@ -68,7 +70,7 @@ impl P1Form {
         let (wrapper, field) = member_of(message)?;
         let mut w = DynamicMessage::new(wrapper);
         let inner = DynamicMessage::decode(
-            swp_profiles::p1::message(message).map_err(|e| spec_err(e.to_string()))?,
+            crate::pb::message(message).map_err(|e| spec_err(e.to_string()))?,
             &bare[..],
         );
         // An inner message with appended unknown octets (forward-compatibility probes)
@@ -136,8 +138,8 @@ impl P1Form {
 /// The `Payload` wrapper of the profile whose messages live in the package of `message`,
 /// and the member that carries `message`.
 fn member_of(message: &str) -> Result<(MessageDescriptor, FieldDescriptor), P1Error> {
-    let desc = swp_profiles::p1::message(message).map_err(|e| spec_err(e.to_string()))?;
-    let wrapper = swp_profiles::p1::message(&format!("{}.Payload", desc.package_name()))
+    let desc = crate::pb::message(message).map_err(|e| spec_err(e.to_string()))?;
+    let wrapper = crate::pb::message(&format!("{}.Payload", desc.package_name()))
         .map_err(|_| spec_err(format!("{} has no Payload wrapper", desc.package_name())))?;
     let field = wrapper
         .fields()
@@ -158,14 +160,8 @@ fn member_of(message: &str) -> Result<(MessageDescriptor, FieldDescriptor), P1Er
 
 /// The `Payload` wrapper of a P1 profile.
 fn wrapper_of(profile_id: u64) -> Result<MessageDescriptor, P1Error> {
-    let any = swp_profiles::p1::MESSAGE_FOR
-        .iter()
-        .find(|(p, _, _)| *p == profile_id)
-        .map(|(_, _, n)| *n)
-        .ok_or_else(|| P1Error::Payload(format!("profile {profile_id} does not use P1")))?;
-    let desc = swp_profiles::p1::message(any).map_err(|e| spec_err(e.to_string()))?;
-    swp_profiles::p1::message(&format!("{}.Payload", desc.package_name()))
-        .map_err(|_| spec_err(format!("{} has no Payload wrapper", desc.package_name())))
+    crate::pb::wrapper(profile_id)
+        .ok_or_else(|| P1Error::Payload(format!("profile {profile_id} does not use P1")))
 }
 
 /// A P1 payload spec: `{MESSAGE: {field: value, ...}}`, optionally with `unknown_fields:
@@ -327,7 +323,7 @@ pub fn encode_in(spec: &P1Spec, form: P1Form) -> Result<Vec<u8>, P1Error> {
 /// Encodes a spec into the bare message's octets (deterministic: fields in number order).
 pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
     let (name, fields, extra) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let mut out = prost::Message::encode_to_vec(&message(&desc, fields)?);
     if let Some(h) = extra {
         out.extend_from_slice(&hex(h)?);
@@ -338,7 +334,7 @@ pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
 /// Whether `payload` decodes as the spec's message and carries every listed field value.
 pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, fields, _) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
         P1Error::Payload(format!(
             "the payload does not decode as {}: {e}",
@@ -348,7 +344,7 @@ pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let want = message(&desc, fields)?;
     for (f, v) in want.fields() {
         let seen = got.get_field(&f);
-        if seen.as_ref() != v {
+        if !same_field(&f, &got, &want) || !same_value(seen.as_ref(), v) {
             return Err(P1Error::Payload(format!(
                 "{}.{} is {} instead of {}",
                 desc.name(),
@@ -361,11 +357,45 @@ pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     Ok(())
 }
 
+/// Whether two messages carry the same fields as the wire shows them (P1 §4 judges decoded
+/// fields): a field without presence that is set to its proto3 default is written as no
+/// octets at all, so it equals an absent one; a field with presence (a message, a oneof
+/// member, `optional`) differs when one side has it and the other does not. Unknown fields
+/// are not compared.
+pub fn same_message(a: &DynamicMessage, b: &DynamicMessage) -> bool {
+    a.descriptor().full_name() == b.descriptor().full_name()
+        && a.descriptor().fields().all(|f| {
+            same_field(&f, a, b) && same_value(a.get_field(&f).as_ref(), b.get_field(&f).as_ref())
+        })
+}
+
+/// Presence agrees, where the field has presence on the wire.
+fn same_field(f: &FieldDescriptor, a: &DynamicMessage, b: &DynamicMessage) -> bool {
+    !f.supports_presence() || a.has_field(f) == b.has_field(f)
+}
+
+/// Two field values as the wire shows them: nested messages by [`same_message`], lists and
+/// maps element by element, scalars by value.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Message(x), Value::Message(y)) => same_message(x, y),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, p)| y.get(k).is_some_and(|q| same_value(p, q)))
+        }
+        _ => a == b,
+    }
+}
+
 /// Whether `payload` is the canonical encoding of the message it decodes to: what a
 /// deterministic serializer writes (fields in number order, defaults omitted).
 pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, _, _) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
         P1Error::Payload(format!(
             "the payload does not decode as {}: {e}",
@@ -389,17 +419,13 @@ pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
 /// message class a `flow` expectation waits for.
 pub fn class_of(spec: &P1Spec) -> Result<(u64, u64), P1Error> {
     let (name, _, _) = parts(spec)?;
-    let desc = swp_profiles::p1::message(name).map_err(|e| spec_err(e.to_string()))?;
-    swp_profiles::p1::MESSAGE_FOR
-        .iter()
-        .find(|(_, _, n)| *n == desc.full_name())
-        .map(|(p, t, _)| (*p, *t))
-        .ok_or_else(|| {
-            spec_err(format!(
-                "{} is not the payload of any msg_type",
-                desc.full_name()
-            ))
-        })
+    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
+    crate::pb::class_of(&desc).ok_or_else(|| {
+        spec_err(format!(
+            "{} is not the payload of any msg_type",
+            desc.full_name()
+        ))
+    })
 }
 
 /// A short rendering of a field value for failure messages.
@@ -476,6 +502,32 @@ mod tests {
         assert_eq!(class_of(&spec(json!({"rpc.RpcResp": {}}))), Ok((12, 2)));
         assert_eq!(class_of(&spec(json!({"a2a.Result": {}}))), Ok((2, 4)));
         assert!(class_of(&spec(json!({"events.EventRecord": {}}))).is_err());
+    }
+
+    #[test]
+    fn a_default_equals_an_absent_field_as_on_the_wire() {
+        // events_0003's nested event with an explicit default: rpc_id "" and severity ""
+        // are no octets on the wire, so a SUT that omits them sends the same payload.
+        let sent = encode(&spec(json!({"events.EvtPublish": {"event": {
+            "event_id": "e", "msg_id": "m"}}})))
+        .unwrap();
+        check(
+            &spec(json!({"events.EvtPublish": {"event": {
+                "event_id": "e", "msg_id": "m", "rpc_id": "", "ts_unix_ms": 0}}})),
+            &sent,
+        )
+        .unwrap();
+        // A different value still differs, and so does a nested message present on one
+        // side only (a message field has presence: an empty one is two octets).
+        let e = check(
+            &spec(json!({"events.EvtPublish": {"event": {"event_id": "e", "rpc_id": "r"}}})),
+            &sent,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("EvtPublish.event"), "{e}");
+        let bare = encode(&spec(json!({"events.EvtPublish": {}}))).unwrap();
+        assert!(check(&spec(json!({"events.EvtPublish": {"event": {}}})), &bare).is_err());
+        check(&spec(json!({"events.EvtPublish": {}})), &bare).unwrap();
     }
 
     #[test]

@@ -166,8 +166,8 @@ mod tests {
 
     #[test]
     fn handshakes_decode_in_both_forms_at_every_size() {
+        use crate::pb::types::a2a::{payload::Body, Handshake, Payload};
         use prost::Message;
-        use swp_profiles::p1::pb::a2a::{payload::Body, Handshake, Payload};
         for form in [P1Form::Message, P1Form::Wrapper] {
             let min = payload(2, 1, form, 0, None).unwrap().len();
             for n in (min..min + 300).chain([min + 70_000]) {

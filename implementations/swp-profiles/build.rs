@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = PathBuf::from("proto");
+    // The project's `.proto` files sit at the workspace root, shared with the harness,
+    // which compiles the same files into its own types.
+    let dir = PathBuf::from("../../proto");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -15,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
     }
-    println!("cargo:rerun-if-changed=proto");
+    println!("cargo:rerun-if-changed=../../proto");
     let fds = protox::compile(&files, [&dir])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(

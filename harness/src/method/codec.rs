@@ -106,10 +106,7 @@ impl TestMethod for CodecMethod<'_> {
                             .profiles
                             .iter()
                             .copied()
-                            .filter(|p| {
-                                *p == swp_profiles::a2a::PROFILE_ID
-                                    || swp_profiles::channel::PROFILES.contains(p)
-                            })
+                            .filter(|p| crate::pb::is_p1(*p))
                             .collect();
                         c
                     }

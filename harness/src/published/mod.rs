@@ -426,8 +426,7 @@ fn alternatives(finding: Option<&Finding>, off_clock: bool) -> &'static [ErrorCo
 
 /// Which P1 forms a profile payload decodes in: (bare message, wrapper).
 fn p1_forms(profile_id: u64, msg_type: u64, payload: &[u8]) -> Option<(bool, bool)> {
-    let name = swp_profiles::p1::message_for(profile_id, msg_type)?;
-    let desc = swp_profiles::p1::message(name).ok()?;
+    let desc = crate::pb::message_for(profile_id, msg_type)?;
     let bare = prost_reflect::DynamicMessage::decode(desc.clone(), payload).is_ok();
     let wrapped = P1Form::Wrapper
         .unwrap(profile_id, msg_type, payload)

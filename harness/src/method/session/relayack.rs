@@ -8,8 +8,8 @@
 
 use crate::frames::{e1, Envelope};
 use crate::p1::P1Form;
+use crate::pb::types::relay::{RelayAck, RelayPublish};
 use std::collections::BTreeSet;
-use swp_profiles::p1::pb::relay::{RelayAck, RelayPublish};
 
 const PROFILE: u64 = 19;
 const PUBLISH: u64 = 1;

@@ -1,6 +1,6 @@
 //! `swp-conform`: the conformance harness for the SWP protocol family and MCP. It loads the
 //! vector catalog and a SUT manifest, drives the SUT through a connector, judges what it
-//! observes and reports per vector and per requirement (`DESIGN.md` §2 for the data flow).
+//! observes and reports per vector and per requirement (docs/architecture.md for the data flow).
 #![forbid(unsafe_code)]
 
 pub mod cancel;
@@ -21,6 +21,7 @@ pub mod pb;
 pub mod placeholders;
 pub mod published;
 pub mod report;
+pub mod rules;
 pub mod schema;
 pub mod select;
 pub mod sut;

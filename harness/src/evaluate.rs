@@ -68,6 +68,17 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
                 "denied ({} or a refusing answer)",
                 describe_expected(std::slice::from_ref(r))
             ),
+            Expectation::Answer { code, also } => {
+                let mut s = match code {
+                    Some(c) => format!("answered with its profile's error message, code {c:?}"),
+                    None => "answered with its profile's error message".into(),
+                };
+                if !also.is_empty() {
+                    let codes: Vec<_> = also.iter().map(|c| c.as_str()).collect();
+                    s.push_str(&format!(" (or an error frame {})", codes.join(", ")));
+                }
+                s
+            }
             Expectation::Nothing => "nothing".into(),
             Expectation::Close => "close".into(),
             Expectation::Silence { ms } => format!("silence {ms} ms"),
@@ -377,6 +388,18 @@ fn judge_one(
             Some("accepted, expected a reject".into()),
             None,
             None,
+        ),
+        // A valid request the endpoint answers (session): what a decoder shows of it is
+        // that it takes the frame.
+        (Expectation::Answer { .. }, Event::Accept { .. }) => (Verdict::Pass, None, None, None),
+        (Expectation::Answer { .. }, Event::Reject { code, alias, .. }) => (
+            Verdict::Fail,
+            Some(format!(
+                "rejected ({}), expected a valid request taken and answered",
+                code.as_deref().or(alias.as_deref()).unwrap_or("no code")
+            )),
+            code.as_deref().and_then(|c| c.parse().ok()),
+            alias.clone(),
         ),
         (other, _) => (
             Verdict::HarnessError,

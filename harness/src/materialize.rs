@@ -109,6 +109,14 @@ pub enum Expectation {
     /// The request sent is refused: the `Reject` inside, or an answer that refuses in the
     /// request's own profile (a JSON-RPC error, an A2A Result with `ok: false`).
     Denied(Box<Expectation>),
+    /// The request sent is answered by its profile's own error message (or an error frame
+    /// with one of `also`), which is an answer here, never a refusal.
+    Answer {
+        /// The `code` the message must carry; `None`: any.
+        code: Option<String>,
+        /// Error-frame codes that answer as well.
+        also: Vec<ErrorCode>,
+    },
 }
 
 /// One message pattern of a `flow` expectation, concrete.
@@ -588,6 +596,15 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         },
         Expect::Reject(r) => reject(r)?,
         Expect::Denied(r) => Expectation::Denied(Box::new(reject(r)?)),
+        Expect::Answer(a) => Expectation::Answer {
+            code: a.err.code.clone(),
+            also: a
+                .err
+                .also
+                .iter()
+                .map(|c| code(c))
+                .collect::<Result<_, _>>()?,
+        },
         // `nothing` is the empty list of events.
         Expect::Nothing => return Ok(None),
         Expect::Identity => Expectation::Identity,

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The verdict for one vector (`DESIGN.md` §6).
+/// The verdict for one vector (docs/vector-format.md, Verdicts and levels).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -158,9 +158,52 @@ pub struct VectorResult {
     /// For not-applicable: whether that was the SUT's declared choice or untested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub na_cause: Option<NaCause>,
+    /// Each step's own verdict and the requirements it tests, for a vector with more than
+    /// one step that did not pass: what the requirement roll-up reads, so a failing step
+    /// fails only its own requirements. Empty otherwise (every step had the vector's
+    /// verdict).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepResult>,
+    /// Defects seen while this vector ran that belong to no step of it (a message the SUT
+    /// sent about something else): each counts once per run under its own requirement,
+    /// never as this vector's failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidental: Vec<Incidental>,
     /// Both directions, kept for every vector and printed for failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<TranscriptEntry>,
+}
+
+/// One step of a vector, judged on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StepResult {
+    /// 1-based, in the vector's order (a repeated step counts once).
+    pub step: usize,
+    /// Its verdict; absent when the step did not run (an earlier close ended the vector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// The canonical requirements the step tests: its own, or the vector's.
+    pub requirements: Vec<String>,
+    /// The requirements its failure is charged to, when narrower than `requirements` (a
+    /// reject that carried another code fails only the code's requirements).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broke: Vec<String>,
+    /// Why, for anything but a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// A defect observed in passing: counted once per run under `requirement`, whichever
+/// vectors saw it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct Incidental {
+    /// The requirement it breaks (canonical ID).
+    pub requirement: String,
+    /// What makes two observations the same defect (e.g. the rule and the message kind);
+    /// observations with equal requirement and key are one.
+    pub key: String,
+    /// What was seen, in the protocol's terms.
+    pub detail: String,
 }
 
 /// `path` relative to `root`, with `/` separators, as reports show file paths.
@@ -198,6 +241,8 @@ impl VectorResult {
             used_fallback: false,
             detail: None,
             na_cause: None,
+            steps: Vec::new(),
+            incidental: Vec::new(),
             transcript: Vec::new(),
         }
     }

@@ -26,6 +26,34 @@ pub enum SelectError {
     /// Unknown requirement.
     #[error("unknown requirement {0:?}")]
     Requirement(String),
+    /// A namespace the catalog does not have.
+    #[error("no namespace {0:?} in the catalog (namespaces: {1})")]
+    Namespace(String, String),
+    /// Nothing matched: a run of zero vectors would pass vacuously.
+    #[error("the selection {0} matches no vector of the catalog")]
+    Empty(String),
+}
+
+/// The selection in the words of the command line, for messages.
+fn describe(sel: &Selection) -> String {
+    let mut p = Vec::new();
+    for f in &sel.filter {
+        p.push(format!("--filter {f}"));
+    }
+    for n in &sel.namespaces {
+        p.push(format!("--namespace {n}"));
+    }
+    if let Some(c) = sel.class {
+        p.push(format!("--class {c}"));
+    }
+    for r in &sel.requirements {
+        p.push(format!("--requirement {r}"));
+    }
+    if p.is_empty() {
+        "(everything)".into()
+    } else {
+        p.join(" ")
+    }
 }
 
 /// The vectors `sel` picks from `cat`, in id order.
@@ -52,11 +80,28 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
                 .ok_or_else(|| SelectError::Requirement(r.clone()))?,
         );
     }
-    Ok(cat
+    // `--namespace a,b` is two namespaces, as `--filter` takes a comma list.
+    let namespaces: Vec<&str> = sel
+        .namespaces
+        .iter()
+        .flat_map(|n| n.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    let known: std::collections::BTreeSet<&str> = cat
+        .vectors
+        .iter()
+        .map(|v| v.vector.namespace.as_str())
+        .collect();
+    if let Some(n) = namespaces.iter().find(|n| !known.contains(**n)) {
+        let all: Vec<&str> = known.into_iter().collect();
+        return Err(SelectError::Namespace((*n).to_owned(), all.join(", ")));
+    }
+    let plan: Vec<&LoadedVector> = cat
         .vectors
         .iter()
         .filter(|v| globs.is_empty() || globs.is_match(&v.vector.id))
-        .filter(|v| sel.namespaces.is_empty() || sel.namespaces.contains(&v.vector.namespace))
+        .filter(|v| namespaces.is_empty() || namespaces.contains(&v.vector.namespace.as_str()))
         .filter(|v| class_ns.is_none_or(|ns| ns.contains(&v.vector.namespace.as_str())))
         .filter(|v| {
             reqs.is_empty()
@@ -66,5 +111,41 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
                         .is_some_and(|ids| ids.iter().any(|i| reqs.contains(i)))
                 })
         })
-        .collect())
+        .collect();
+    if plan.is_empty() {
+        return Err(SelectError::Empty(describe(sel)));
+    }
+    Ok(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> Catalog {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+        crate::catalog::load::load(&dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn namespaces_take_a_comma_list_and_an_empty_selection_is_an_error() {
+        let cat = catalog();
+        let sel = |ns: &[&str], filter: &[&str]| Selection {
+            namespaces: ns.iter().map(|s| (*s).to_owned()).collect(),
+            filter: filter.iter().map(|s| (*s).to_owned()).collect(),
+            ..Selection::default()
+        };
+        let both = select(&cat, &sel(&["rpc,events"], &[])).unwrap();
+        let rpc = select(&cat, &sel(&["rpc"], &[])).unwrap().len();
+        let events = select(&cat, &sel(&["events"], &[])).unwrap().len();
+        assert_eq!(both.len(), rpc + events);
+        assert!(rpc > 0 && events > 0);
+        let e = select(&cat, &sel(&["nosuchns"], &[])).unwrap_err();
+        assert!(e.to_string().contains("no namespace \"nosuchns\""), "{e}");
+        let e = select(&cat, &sel(&["rpc"], &["core_*"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the selection --filter core_* --namespace rpc matches no vector of the catalog"
+        );
+    }
 }

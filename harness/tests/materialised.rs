@@ -213,6 +213,10 @@ fn expectation(e: &Expectation) -> String {
             s
         }
         Expectation::Denied(r) => format!("denied ({})", expectation(r)),
+        Expectation::Answer { code, also } => {
+            let also: Vec<&str> = also.iter().map(|c| c.as_str()).collect();
+            format!("answer err code={code:?} also={}", also.join("|"))
+        }
         Expectation::Nothing => "nothing".into(),
         Expectation::Close => "close".into(),
         Expectation::Silence { ms } => format!("silence {ms} ms"),

@@ -3,7 +3,7 @@
 //! collected with their positions.
 
 use super::requirements::Registry;
-use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Vector};
+use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Shape, Vector};
 use crate::diag::Sink;
 use crate::expr::{self, ExprError, Params};
 use std::path::Path;
@@ -209,6 +209,46 @@ fn check_code(sink: &mut Sink, path: &Path, text: &str, code: &str) {
     }
 }
 
+/// A session vector carries the `shape` mark exactly when its steps have that shape, so the
+/// trivial-SUT test's list of what a trivial SUT may pass grows with the catalog.
+fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
+    if !v.methods.contains(&Method::Session) {
+        if v.shape.is_some() {
+            sink.at(
+                path,
+                text,
+                "shape:",
+                "`shape` marks session vectors only".into(),
+            );
+        }
+        return;
+    }
+    let has = Shape::of(v);
+    if has != v.shape {
+        let say = |s: Option<Shape>| s.map_or("none", Shape::as_str);
+        sink.at(
+            path,
+            text,
+            if v.shape.is_some() {
+                "shape:"
+            } else {
+                "steps:"
+            },
+            format!(
+                "the steps have shape {}, the vector says {}: write `shape: {}`{}",
+                say(has),
+                say(v.shape),
+                say(has),
+                if has.is_none() {
+                    " (i.e. remove it)"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+}
+
 /// Records every problem of vector `v` (from `path`, whose text is `text`).
 pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Vector) {
     let stem = path
@@ -283,8 +323,26 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
             Err(e) => sink.at(path, text, c, e.to_string()),
         }
     }
+    check_shape(sink, path, text, v);
     for (i, s) in v.steps.iter().enumerate() {
         let last = i + 1 == v.steps.len();
+        for r in &s.requirements {
+            if reg.resolve(r).is_none() {
+                sink.at(
+                    path,
+                    text,
+                    r,
+                    format!("unknown requirement {r:?} in a step's requirements: expected an ID or alias from vectors/requirements/"),
+                );
+            } else if !v.requirements.contains(r) {
+                sink.at(
+                    path,
+                    text,
+                    r,
+                    format!("the step names {r}, which the vector's `requirements` do not: a step tests a part of what its vector names"),
+                );
+            }
+        }
         let actions = usize::from(s.send.is_some())
             + usize::from(s.mcp.is_some())
             + usize::from(s.end)
@@ -346,6 +404,11 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
                         "`denied` reads what an endpoint answers: it needs `methods: [session]`"
                             .into(),
                     );
+                }
+                Expect::Answer(a) => {
+                    for c in &a.err.also {
+                        check_code(sink, path, text, c);
+                    }
                 }
                 Expect::Reject(RejectSpec::Code(c)) | Expect::Denied(RejectSpec::Code(c)) => {
                     check_code(sink, path, text, c)

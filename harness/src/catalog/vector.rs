@@ -18,7 +18,7 @@ pub enum Num {
     Expr(String),
 }
 
-/// How a vector can be run (`DESIGN.md` §3).
+/// How a vector can be run (docs/architecture.md, Data flow).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -101,6 +101,15 @@ pub struct Vector {
     /// (method `mcp_native`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<super::mcpnative::McpVectorSpec>,
+    /// What a trivial SUT can pass of this vector (session method): `reject-only` when
+    /// every step expects a reject (or nothing at all), `accept-only` when every step
+    /// expects an accept confirmed without an answer, nothing or silence. The catalog check
+    /// holds the mark
+    /// to the steps, and the trivial-SUT test (`harness/tests/trivial.rs`) fails when a
+    /// trivial SUT passes a vector not marked with its shape: a judge that credits the wrong
+    /// frame shows up there first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
     /// The vector needs the SUT to itself: `run --jobs N` runs it alone, after the others
     /// (a rate limit counts every frame the SUT receives, not only this vector's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -112,6 +121,48 @@ pub struct Vector {
     #[serde(skip)]
     #[schemars(skip)]
     pub fixture: Option<std::sync::Arc<crate::published::Fixture>>,
+}
+
+/// The shape of a vector whose every step a trivial SUT can answer alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// Every step expects a reject, a refusal or nothing.
+    RejectOnly,
+    /// Every step expects an accept that needs no answer, nothing or silence.
+    AcceptOnly,
+}
+
+impl Shape {
+    /// The name used in vectors.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::RejectOnly => "reject-only",
+            Shape::AcceptOnly => "accept-only",
+        }
+    }
+
+    /// The shape the steps of `v` have, if any: what a SUT that refuses (or accepts)
+    /// everything alike could pass. Silence fits only a SUT that answers nothing.
+    pub fn of(v: &Vector) -> Option<Shape> {
+        let (mut rejects, mut accepts, mut silences) = (0, 0, 0);
+        for s in &v.steps {
+            for e in s.expect.as_slice() {
+                match e {
+                    Expect::Reject(_) | Expect::Denied(_) => rejects += 1,
+                    Expect::Accept(a) if !a.answered && !a.reject_allowed => accepts += 1,
+                    Expect::Silence(_) => silences += 1,
+                    Expect::Nothing => {}
+                    _ => return None,
+                }
+            }
+        }
+        match (rejects, accepts, silences) {
+            (r, 0, 0) if r > 0 => Some(Shape::RejectOnly),
+            (0, a, _) if a > 0 => Some(Shape::AcceptOnly),
+            _ => None,
+        }
+    }
 }
 
 /// Conditions on the SUT manifest.
@@ -248,6 +299,10 @@ pub struct Step {
     /// other may do (tenant-scoped ids, authorization).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub second_connection: bool,
+    /// The requirements this step tests, when narrower than the vector's (IDs or aliases):
+    /// a failure of this step fails only these. Omitted, the step tests the vector's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
     /// Run this step this many times (each with a fresh default msg_id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<Num>,
@@ -490,6 +545,13 @@ pub enum Expect {
     /// request's msg_id (profile 1), or an A2A Result with `ok: false` before any Event
     /// (profile 2). A success answer, or an A2A Event, means the request was carried out.
     Denied(RejectSpec),
+    /// The request this step sent is answered (session): `err` means with its profile's own
+    /// error message (`ART_ERR` for an artifact nobody offers, `AGDISC_ERR` for an agent
+    /// the endpoint does not know), which the spec allows as the answer to a valid request.
+    /// Such a message is never read as a refusal here, whatever the manifest's
+    /// `reject_signal.profile_errors` says; an error frame passes only with a code in `also`.
+    /// The codec method, which sees no answers, judges it as an accept.
+    Answer(AnswerSpec),
     /// The error frame of the `reject` before it in this step carries this JSON (objects
     /// by subset): how a core error is surfaced as JSON-RPC (session).
     ErrorJson(serde_json::Value),
@@ -525,6 +587,28 @@ pub enum Expect {
     Arrives(Box<super::mcpx::ArrivesSpec>),
     /// What an `mcp` step must produce (method `mcp_native`).
     Mcp(Box<super::mcpnative::McpExpect>),
+}
+
+/// What answers a request (`answer`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerSpec {
+    /// The profile's own error message.
+    pub err: ErrAnswer,
+}
+
+/// An answer by the profile's error message (`*_ERR`, whose field 1 is its `code`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrAnswer {
+    /// The message's `code` must be this (profile codes are the SUT's own strings, so
+    /// vectors take it from a manifest parameter); omitted, any code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Canonical codes of an error frame that answers the request as well (a stack that
+    /// reports profile outcomes as error frames, `ERR_NOT_FOUND` say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
 
 /// A JSON-RPC response the server must send (method `mcp_native`).

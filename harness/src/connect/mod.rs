@@ -1,4 +1,4 @@
-//! How the harness reaches a SUT (`DESIGN.md` §2, "a Session over a Connector"): codec
+//! How the harness reaches a SUT (docs/architecture.md, Data flow): codec
 //! connectors (the reference in process, a testee process), wires to endpoints (stdio, TCP,
 //! TLS), supervision of the processes it starts, and the test PKI it generates.
 

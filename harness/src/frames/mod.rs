@@ -1,7 +1,7 @@
 //! The harness's own SWP octet codec, written from the spec kit (core-spec, encoding-binding-e1,
 //! error-codes) and sharing no code with `swp-core`: the harness encodes what it sends and
 //! decodes what it reads with it, so a bug the reference shares with its own codec cannot
-//! pass unnoticed (`DESIGN.md` §1). Depends on `bytes` and `thiserror` only.
+//! pass unnoticed (docs/architecture.md, Crates). Depends on `bytes` and `thiserror` only.
 //!
 //! - [`uvarint`]: E1 §2.1 integers.
 //! - [`e1`]: the envelope, its canonical encoder and the limit-enforcing decoder.

@@ -313,6 +313,7 @@ mod tests {
                 profile_id: 1,
                 msg_type: 2,
                 code_pointer: "/error/data/swp_error".into(),
+                correlation: Default::default(),
             }),
         }
     }

@@ -1,4 +1,4 @@
-//! The codec method (`DESIGN.md` §3.1): a vector's whole stream goes to the SUT in one
+//! The codec method: a vector's whole stream goes to the SUT in one
 //! `decode` request (with a virtual receiver clock), and the events each chunk produced are
 //! judged step by step. The same method runs `translate` vectors, one `translate` request
 //! per step.

@@ -1,4 +1,4 @@
-//! Test methods (`DESIGN.md` §3): the one shape every method runs a vector in, and the
+//! Test methods: the one shape every method runs a vector in, and the
 //! plan loop. `run_vector` does the shared work (result scaffold, applicability,
 //! materialisation, finishing the verdict); a method implements only what differs: which
 //! of its methods a vector admits, what the vector becomes for this SUT, and how it is
@@ -15,7 +15,7 @@ use crate::catalog::vector::{Method, Vector};
 use crate::catalog::{Catalog, LoadedVector};
 use crate::connect::driver::{Answer, DriverError};
 use crate::materialize::MaterialiseError;
-use crate::model::{NaCause, TranscriptEntry, VectorResult, Verdict};
+use crate::model::{Incidental, NaCause, StepResult, TranscriptEntry, VectorResult, Verdict};
 use crate::sut::Sut;
 
 pub use crate::cancel::Cancel;
@@ -119,6 +119,13 @@ pub struct Outcome {
     /// A not-applicable decided while driving (an MCP server's declared capabilities): whose
     /// choice it was.
     pub na_cause: Option<NaCause>,
+    /// Each step's verdict and requirements (vector requirement IDs or aliases; `finish`
+    /// resolves them), when the method judged steps on their own; empty when every step
+    /// shares the vector's verdict.
+    pub steps: Vec<StepResult>,
+    /// Defects seen in passing that belong to no step of this vector
+    /// ([`crate::model::Incidental`]; requirement IDs or aliases).
+    pub incidental: Vec<Incidental>,
     /// Both directions.
     pub transcript: Vec<TranscriptEntry>,
 }
@@ -136,6 +143,8 @@ impl Outcome {
             code_only: None,
             broke: Vec::new(),
             na_cause: None,
+            steps: Vec::new(),
+            incidental: Vec::new(),
             transcript: Vec::new(),
         }
     }
@@ -341,6 +350,64 @@ fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
     r.observed_error_code = o.observed_error_code;
     r.observed_code = o.observed_alias;
     r.transcript = o.transcript;
+    let reg = &catalog.requirements;
+    let canonical = |ids: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = ids
+            .iter()
+            .flat_map(|c| reg.resolve(c).unwrap_or_else(|| vec![c.clone()]))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    };
+    r.steps = o
+        .steps
+        .into_iter()
+        .map(|mut s| {
+            s.requirements = canonical(&s.requirements);
+            s.broke = canonical(&s.broke);
+            s
+        })
+        .collect();
+    r.incidental = o
+        .incidental
+        .into_iter()
+        .flat_map(|i| {
+            canonical(std::slice::from_ref(&i.requirement))
+                .into_iter()
+                .map(move |requirement| Incidental {
+                    requirement,
+                    ..i.clone()
+                })
+        })
+        .collect();
+    r.incidental.sort();
+    r.incidental.dedup();
+    if r.steps.is_empty() && r.verdict.is_failure() {
+        if let Some(code_reqs) = o.code_only.as_ref().filter(|c| !c.is_empty()) {
+            // One step, failed on its code alone: charged to the code's requirements.
+            r.steps = vec![StepResult {
+                step: 1,
+                verdict: Some(r.verdict),
+                requirements: r.requirements.clone(),
+                broke: canonical(code_reqs),
+                detail: r.detail.clone(),
+            }];
+        }
+    }
+    if !r.steps.is_empty() && r.verdict.is_failure() {
+        // The run fails on a step only for the requirements that step's failure is charged to.
+        r.absolute = r.steps.iter().any(|s| {
+            s.verdict.is_some_and(Verdict::is_failure)
+                && if s.broke.is_empty() {
+                    &s.requirements
+                } else {
+                    &s.broke
+                }
+                .iter()
+                .any(|id| reg.level(id).is_some_and(|l| l.is_absolute()))
+        });
+    }
 }
 
 /// The result scaffolding of a vector, shared by every method: ids, canonical requirements,

@@ -497,6 +497,7 @@ fn skeleton(r: &Raw, requirements: Vec<String>) -> Vector {
         applies_when: Applicability::default(),
         notes: None,
         connect: None,
+        shape: None,
         topology: None,
         proxy: None,
         mcp: None,
@@ -717,6 +718,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         replay_record: false,
         side: None,
         second_connection: false,
+        requirements: Vec::new(),
         repeat: None,
         at_ms: None,
         mcp: None,
@@ -731,6 +733,7 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
     } else {
         vec![step(Some(send), false, expectation, &what)]
     };
+    v.shape = crate::catalog::vector::Shape::of(&v);
     if let Some(rl) = fx.ruling {
         let n = v.notes.take().map(|n| format!("{n}. ")).unwrap_or_default();
         v.notes = Some(format!("{n}Ruling ({}): {}", rl.si, rl.reading));

@@ -1,4 +1,4 @@
-//! Reports (`DESIGN.md` §2, the last arrows): [`model`] is the one result document every
+//! Reports (docs/architecture.md, the last arrows of the data flow): [`model`] is the one result document every
 //! other part reads; [`analysis`] derives verdicts per requirement and class, baselines,
 //! diffs and merges from it; [`render`] turns it into each output format. Nothing here runs
 //! a vector.

@@ -150,6 +150,13 @@ pub struct Report {
     /// A verdict for every registered requirement, in document then ID order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requirements: Vec<RequirementVerdict>,
+    /// Defects seen in passing (a message about something other than the step being
+    /// judged), one per defect whichever vectors saw it; each fails its requirement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidental: Vec<crate::report::analysis::requirements::IncidentalSeen>,
+    /// Steps left unrun in executed vectors (a close ended the vector before them).
+    #[serde(default, skip_serializing_if = "crate::report::model::is_zero")]
+    pub steps_not_run: usize,
     /// What the baseline expected and where the run deviated from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineOutcome>,
@@ -174,6 +181,11 @@ pub struct SutInfo {
     pub version: String,
     /// What the connector reported.
     pub reported: String,
+}
+
+/// For `skip_serializing_if`.
+pub fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Whether a result fails the run.
@@ -222,6 +234,12 @@ impl Report {
             classes: Vec::new(),
             requirement_counts: BTreeMap::new(),
             requirements: Vec::new(),
+            incidental: Vec::new(),
+            steps_not_run: results
+                .iter()
+                .flat_map(|r| &r.steps)
+                .filter(|s| s.verdict.is_none())
+                .count(),
             baseline: None,
             published: None,
             failures,
@@ -246,6 +264,15 @@ impl Report {
     /// and the digests of the manifest and the vector set.
     pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
         self.requirements = crate::report::analysis::requirements::verdicts(cat, self);
+        self.incidental = crate::report::analysis::requirements::incidental(&self.results);
+        let reg = &cat.requirements;
+        if self
+            .incidental
+            .iter()
+            .any(|i| self.strict || reg.level(&i.requirement).is_some_and(|l| l.is_absolute()))
+        {
+            self.run_failed = true;
+        }
         self.requirement_counts = crate::report::analysis::requirements::counts(&self.requirements);
         self.digests = Some(digests);
         let mut classes = crate::report::analysis::classes::verdicts(cat, self);

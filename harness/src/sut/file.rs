@@ -203,6 +203,29 @@ pub struct ErrorFrameSpec {
     pub msg_type: u64,
     /// JSON pointer to the code inside the (JSON) payload, e.g. `/error/data/swp_error`.
     pub code_pointer: String,
+    /// How an error frame names the frame it refuses (docs/sut-manifest.md, Attribution):
+    /// `msg_id` (the default), by carrying that frame's msg_id where it could be read;
+    /// `none`, never, so only the one frame open at the time can be the refused one.
+    #[serde(default, skip_serializing_if = "Correlation::is_default")]
+    pub correlation: Correlation,
+}
+
+/// How an error frame names the frame it refuses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Correlation {
+    /// It carries the refused frame's msg_id, where that could be read.
+    #[default]
+    MsgId,
+    /// It carries a msg_id of its own.
+    None,
+}
+
+impl Correlation {
+    /// Whether this is the default, `msg_id` (left out when written).
+    pub fn is_default(&self) -> bool {
+        *self == Correlation::MsgId
+    }
 }
 
 /// The reject signal.

@@ -6,6 +6,9 @@ use crate::frames::Envelope;
 use crate::p1::P1Form;
 use std::time::{Duration, Instant};
 
+/// A2A's profile_id (the profile registry).
+const A2A: u64 = 2;
+
 /// Checks a reply's P1 payload against the expected message and fields (and its canonical
 /// encoding, when asked); A2A replies also owe the required fields of their class (§4).
 pub fn check_p1_reply(
@@ -28,8 +31,8 @@ pub fn check_p1_reply(
             )));
         }
     }
-    if env.profile_id == swp_profiles::a2a::PROFILE_ID {
-        swp_profiles::a2a::decode(env.msg_type, &bare).map_err(|e| {
+    if env.profile_id == A2A {
+        crate::rules::check_message(env.profile_id, env.msg_type, &bare).map_err(|e| {
             crate::p1::P1Error::Payload(format!("the reply breaks a2a-profile: {e}"))
         })?;
     }

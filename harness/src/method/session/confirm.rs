@@ -16,6 +16,8 @@ use bytes::Bytes;
 /// Frames one step sent and expects to be accepted, not yet confirmed.
 #[derive(Debug, Clone)]
 pub struct Pending {
+    /// The concrete step that sent them.
+    pub step: usize,
     /// The step's label.
     pub label: String,
     /// The msg_ids it sent.
@@ -70,13 +72,37 @@ pub fn probe_answered(conv: &mut Conv<'_>, params: &Params, requests: &mut Reque
     if conv.send(&f).is_err() {
         return false;
     }
+    let t = conv.t();
+    conv.ledger
+        .sent(None, Some(id.clone()), super::ledger::Fate::Probe, t);
     let d = conv.step_deadline();
-    loop {
+    let answered = loop {
         match conv.next(d) {
-            Some(Obs::Reply(e)) if answers_probe(&e, &id, &probe) => return true,
+            Some(Obs::Reply(e)) if answers_probe(&e, &id, &probe) => break true,
             Some(Obs::Reply(_)) => {}
-            _ => return false,
+            _ => break false,
         }
+    };
+    conv.ledger.settle_probes();
+    answered
+}
+
+/// At the end of a vector whose accepts were confirmed by quiet windows alone, a probe
+/// (where the manifest has one, else one more quiet window) gives a slow refusal of them
+/// the time to arrive: what arrives meanwhile is credited by the ledger, and the probe's
+/// own answer, or its absence, is no verdict.
+pub fn drain(conv: &mut Conv<'_>, params: &Params, requests: &mut Requests) {
+    if !conv.ledger.unproven || conv.is_closed() {
+        return;
+    }
+    conv.note("a last probe, so a refusal of an accept confirmed by a quiet window can arrive");
+    if conv.spec.probe.is_some() {
+        if probe_answered(conv, params, requests) {
+            conv.ledger.confirm_accepts(super::ledger::Proof::Probe);
+        }
+    } else {
+        let deadline = conv.after(conv.spec.timing.silence_ms);
+        while conv.next(deadline).is_some() {}
     }
 }
 
@@ -96,6 +122,7 @@ pub fn confirm(
     }
     let exp = "accept";
     let label = pending.last().map(|p| p.label.clone()).unwrap_or_default();
+    let last = pending.last().map(|p| p.step);
     let step_ms = conv.spec.timing.step_ms;
     if !final_check && pending.iter().all(|p| p.answered) {
         return by_answers(conv, pending, &label);
@@ -119,41 +146,61 @@ pub fn confirm(
                 })?;
             conv.note("probe: is the connection alive and were the frames above accepted?");
             if let Err(e) = conv.send(&frame) {
-                return Err(StepFailure::new(
+                let mut f = StepFailure::new(
                     Verdict::Fail,
                     format!("{label}the connection is closed (sending the probe failed: {e}); expected the frames to be accepted"),
                     exp,
                     "close",
-                ));
+                );
+                f.at = last;
+                pending.clear();
+                return Err(f);
             }
+            let t = conv.t();
+            conv.ledger
+                .sent(None, Some(id.clone()), super::ledger::Fate::Probe, t);
             let deadline = conv.step_deadline();
-            loop {
+            let r = loop {
                 let o = conv.next(deadline);
                 if let Some(Obs::Reply(e)) = &o {
                     if answers_probe(e, &id, &probe) {
-                        break;
+                        break Ok(());
                     }
                 }
                 if o.is_none() {
-                    return Err(StepFailure::new(
+                    let mut f = StepFailure::new(
                         Verdict::Timeout,
                         format!("{label}the probe was not answered within {step_ms} ms"),
                         exp,
                         "silence",
-                    ));
+                    );
+                    f.at = last;
+                    break Err(f);
                 }
-                against_accepts(conv, o, pending, &label)?;
+                if let Err(f) = against_accepts(conv, o, pending, &label) {
+                    break Err(f);
+                }
+            };
+            conv.ledger.settle_probes();
+            if r.is_ok() {
+                conv.ledger.confirm_accepts(super::ledger::Proof::Probe);
             }
+            pending.clear();
+            r
         }
         None => {
             let deadline = conv.after(conv.spec.timing.silence_ms);
             while let Some(o) = conv.next(deadline) {
-                against_accepts(conv, Some(o), pending, &label)?;
+                if let Err(f) = against_accepts(conv, Some(o), pending, &label) {
+                    pending.clear();
+                    return Err(f);
+                }
             }
+            conv.ledger.confirm_accepts(super::ledger::Proof::Quiet);
+            pending.clear();
+            Ok(())
         }
     }
-    pending.clear();
-    Ok(())
 }
 
 /// Confirms requests by their answers: each pending msg_id must be answered (a frame
@@ -171,14 +218,16 @@ fn by_answers(
         "confirming {} accept(s) by their answers",
         open.len()
     ));
+    let last = pending.last().map(|p| p.step);
     while !open.is_empty() {
         let deadline = conv.step_deadline();
-        match conv.next(deadline) {
+        let r = match conv.next(deadline) {
             Some(Obs::Reply(e)) => {
                 open.remove(&e.msg_id);
+                Ok(())
             }
             None => {
-                return Err(StepFailure::new(
+                let mut f = StepFailure::new(
                     Verdict::Timeout,
                     format!(
                         "{label}{} request(s) unanswered after {step_ms} ms; expected each accepted and answered",
@@ -186,11 +235,18 @@ fn by_answers(
                     ),
                     "accept",
                     "silence",
-                ))
+                );
+                f.at = last;
+                Err(f)
             }
-            o => against_accepts(conv, o, pending, label)?,
+            o => against_accepts(conv, o, pending, label),
+        };
+        if let Err(f) = r {
+            pending.clear();
+            return Err(f);
         }
     }
+    conv.ledger.confirm_accepts(super::ledger::Proof::Answers);
     pending.clear();
     Ok(())
 }
@@ -198,6 +254,19 @@ fn by_answers(
 /// Judges one observation made while frames await confirmation as accepted: replies are
 /// fine, profile-level rejects are fine for core vectors, anything else fails the accept.
 fn against_accepts(
+    conv: &mut Conv<'_>,
+    o: Option<Obs>,
+    pending: &[Pending],
+    label: &str,
+) -> Result<(), Box<StepFailure>> {
+    let last = pending.last().map(|p| p.step);
+    accept_broken(conv, o, pending, label).map_err(|mut f| {
+        f.at = f.at.or(last);
+        f
+    })
+}
+
+fn accept_broken(
     conv: &mut Conv<'_>,
     o: Option<Obs>,
     pending: &[Pending],
@@ -230,10 +299,8 @@ fn against_accepts(
             Ok(())
         }
         Some(Obs::Error { code, msg_id, .. }) => {
-            let at = pending
-                .iter()
-                .find(|p| p.ids.contains(&msg_id))
-                .map_or(label, |p| p.label.as_str());
+            let hit = pending.iter().find(|p| p.ids.contains(&msg_id));
+            let at = hit.map_or(label, |p| p.label.as_str());
             let mut f = StepFailure::new(
                 Verdict::Fail,
                 format!("{at}rejected with {code}, expected accept"),
@@ -241,6 +308,7 @@ fn against_accepts(
                 format!("reject {code}"),
             );
             f.code = Some(code);
+            f.at = hit.map(|p| p.step);
             Err(f)
         }
         Some(Obs::Closed(why))

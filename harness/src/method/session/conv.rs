@@ -103,6 +103,10 @@ pub struct Conv<'a> {
     /// The connection not in use: the second connection while the first is in use, and
     /// the first while a `second_connection` step runs.
     pub other: Option<Peer>,
+    /// Every frame sent, and which of them each refusal belongs to.
+    pub ledger: super::ledger::Ledger,
+    /// Whom the last refusal handed to a judge was credited to.
+    pub last_credit: Option<super::ledger::Credit>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
@@ -152,6 +156,12 @@ impl<'a> Conv<'a> {
     ) -> Self {
         let start = clock.now();
         let reply_limits = reply_limits(max_frame_bytes);
+        let ledger = super::ledger::Ledger::new(
+            spec.reject_signal
+                .error_frame
+                .as_ref()
+                .is_some_and(|e| e.correlation == crate::sut::file::Correlation::None),
+        );
         Conv {
             wire,
             upstream: None,
@@ -164,6 +174,8 @@ impl<'a> Conv<'a> {
             forwarded: None,
             last_error_frame: None,
             other: None,
+            ledger,
+            last_credit: None,
             publisher_acks: None,
             form: crate::p1::P1Form::Message,
             frames: FrameDecoder::new(reply_limits),
@@ -184,6 +196,7 @@ impl<'a> Conv<'a> {
         std::mem::swap(&mut self.read_total, &mut p.read_total);
         std::mem::swap(&mut self.closed, &mut p.closed);
         self.other = Some(p);
+        self.ledger.conn = u8::from(to == "second");
         self.note(format!("on the {to} connection"));
         true
     }
@@ -292,6 +305,60 @@ impl<'a> Conv<'a> {
         }
     }
 
+    /// Credits a refusal to the frame it belongs to: `None` when it belongs to a frame whose
+    /// step is not being judged (the ledger keeps it as a late observation), else the
+    /// observation for the judge at hand.
+    fn route(&mut self, o: Obs) -> Option<Obs> {
+        use super::ledger::{Route, Signal};
+        let (msg_id, signal) = match &o {
+            Obs::Error { code, msg_id, .. } => (msg_id.clone(), Signal::Error(code.clone())),
+            Obs::Reply(env) if self.spec.reject_signal.profile_errors => {
+                match super::judge::profile_error(env, self.form) {
+                    Some(Obs::Error { code, .. }) => (
+                        env.msg_id.clone(),
+                        Signal::ProfileErr {
+                            what: format!("{} {code:?}", super::judge::profile_err_name(env)),
+                            canonical: Some(code),
+                        },
+                    ),
+                    Some(Obs::Refused(what)) => (
+                        env.msg_id.clone(),
+                        Signal::ProfileErr {
+                            canonical: None,
+                            what,
+                        },
+                    ),
+                    _ => return Some(o),
+                }
+            }
+            _ => return Some(o),
+        };
+        let t = self.t();
+        match self.ledger.route(&msg_id, signal, t) {
+            Route::Keep(credit) => {
+                self.last_credit = Some(credit);
+                Some(o)
+            }
+            Route::Taken(i) => {
+                let step = self
+                    .ledger
+                    .frames
+                    .get(i)
+                    .and_then(|f| f.step)
+                    .map_or("a probe".to_owned(), |s| format!("concrete step {}", s + 1));
+                self.note(format!(
+                    "credited to the frame of {step}, not the step being judged"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Whether the connection in use has ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_some()
+    }
+
     /// The next observation before `deadline` (bounded by the vector's hard deadline), or
     /// `None` on timeout. Once the connection has ended, every call observes that.
     pub fn next(&mut self, deadline: Instant) -> Option<Obs> {
@@ -309,7 +376,10 @@ impl<'a> Conv<'a> {
                             continue;
                         }
                     }
-                    return Some(o);
+                    match self.route(o) {
+                        Some(o) => return Some(o),
+                        None => continue,
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => {

@@ -73,7 +73,150 @@ pub fn reject(
             other => break other,
         }
     };
+    if let Some(f) = uncredited(conv, got.as_ref(), c) {
+        return Err(f);
+    }
     reject_observed(conv, got, exp, terminates, inputs, c)
+}
+
+/// A refusal (or a close) that cannot be credited to this step's frame alone: it carried no
+/// msg_id of this step and other frames were open too. Nothing on the wire says which frame
+/// it refuses, so the step is inconclusive, with the reason.
+fn uncredited(conv: &Conv<'_>, got: Option<&Obs>, c: &Ctx<'_>) -> Option<Box<StepFailure>> {
+    use super::ledger::Credit;
+    let current = conv.ledger.current?;
+    let others = match got? {
+        Obs::Error { .. } | Obs::Refused(_) => match &conv.last_credit {
+            Some(Credit::Ambiguous(frames)) => frames
+                .iter()
+                .copied()
+                .filter(|i| {
+                    conv.ledger
+                        .frames
+                        .get(*i)
+                        .is_some_and(|f| f.step != Some(current))
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        Obs::Closed(_) => conv.ledger.others_open(current),
+        _ => Vec::new(),
+    };
+    if others.is_empty() {
+        return None;
+    }
+    let steps: Vec<String> = conv
+        .ledger
+        .steps_of(&others)
+        .iter()
+        .map(|k| (k + 1).to_string())
+        .collect();
+    let what = got.map(Obs::short).unwrap_or_default();
+    Some(StepFailure::new(
+        Verdict::Inconclusive,
+        format!(
+            "{}{what} arrived carrying no msg_id of this step's frame, while frames of {} were open too: it cannot be credited to one of them (declare error frames that carry the refused frame's msg_id, or see docs/sut-manifest.md, Attribution)",
+            c.label,
+            if steps.is_empty() { "a probe".to_owned() } else { format!("concrete step(s) {}", steps.join(", ")) }
+        ),
+        c.expected,
+        what,
+    ))
+}
+
+/// `answer`: the request this step sent is answered by its profile's own error message (a
+/// not-found `ART_ERR`, an `AGDISC_ERR` for an unknown agent), which the spec allows as the
+/// answer to a valid request. Frames of other profiles are skipped; an error frame passes
+/// only with a code in `also`.
+pub fn answer(
+    conv: &mut Conv<'_>,
+    sent: &super::actions::Sent,
+    code: Option<&str>,
+    also: &[crate::frames::ErrorCode],
+    c: &Ctx<'_>,
+) -> Result<String, Box<StepFailure>> {
+    let step_ms = conv.spec.timing.step_ms;
+    let request = crate::frames::e1::decode(
+        &Bytes::copy_from_slice(sent.octets.get(4..).unwrap_or_default()),
+        &crate::frames::Limits::unbounded(),
+    )
+    .ok();
+    let Some((profile_id, err_type)) = request
+        .as_ref()
+        .and_then(|r| Some((r.profile_id, profile_err_type(r.profile_id)?)))
+    else {
+        return Err(StepFailure::new(
+            Verdict::HarnessError,
+            format!(
+                "{}`answer: {{err}}` needs a step that sends one frame of an SWP-* profile with an error message",
+                c.label
+            ),
+            c.expected,
+            "",
+        ));
+    };
+    let deadline = conv.step_deadline();
+    loop {
+        match conv.next(deadline) {
+            Some(Obs::Reply(env)) if env.profile_id != profile_id => {}
+            Some(Obs::Reply(env)) if env.msg_type == err_type => {
+                let name = profile_err_name(&env);
+                let got = conv
+                    .form
+                    .unwrap(env.profile_id, env.msg_type, &env.payload)
+                    .ok()
+                    .and_then(|b| <ProfileErr as prost::Message>::decode(&b[..]).ok());
+                let Some(e) = got else {
+                    return Err(c.fail(
+                        format!("the {name} answering the request does not decode in the SUT's P1 form"),
+                        "malformed answer",
+                    ));
+                };
+                return match code {
+                    Some(want) if e.code != want => Err(c.fail(
+                        format!("answered {name} with code {:?}, expected {want:?}", e.code),
+                        format!("{name} {:?}", e.code),
+                    )),
+                    _ => Ok(format!("answered {name} {:?}", e.code)),
+                };
+            }
+            Some(Obs::Reply(env)) => {
+                return Err(c.fail(
+                    format!(
+                        "answered with msg_type {} of profile {profile_id}, expected its error message (msg_type {err_type})",
+                        env.msg_type
+                    ),
+                    format!("msg_type {}", env.msg_type),
+                ))
+            }
+            Some(Obs::Error { code: got, .. }) => {
+                if also.iter().any(|a| a.as_str() == got) {
+                    return Ok(format!("answered with error frame {got}"));
+                }
+                return Err(c.fail(
+                    format!("refused with error frame {got}, expected an answer by the profile"),
+                    format!("reject {got}"),
+                ));
+            }
+            Some(Obs::Closed(why)) => {
+                return Err(c.fail(
+                    format!("the connection {why}, expected an answer"),
+                    "close",
+                ))
+            }
+            Some(o @ (Obs::Garbage(_) | Obs::Refused(_))) => {
+                return Err(c.fail(o.short(), "invalid output"))
+            }
+            None => {
+                return Err(StepFailure::new(
+                    Verdict::Timeout,
+                    format!("{}no answer within {step_ms} ms", c.label),
+                    c.expected,
+                    "silence",
+                ))
+            }
+        }
+    }
 }
 
 /// The `*_ERR` message of the SWP-* profiles whose error carries `code` as field 1, by
@@ -95,6 +238,22 @@ const PROFILE_ERRORS: &[(u64, u64, &str)] = &[
 struct ProfileErr {
     #[prost(string, tag = "1")]
     code: String,
+}
+
+/// The name of a profile's error message (`CRED_ERR`), or `?` for a frame that is none.
+pub(super) fn profile_err_name(env: &crate::frames::Envelope) -> &'static str {
+    PROFILE_ERRORS
+        .iter()
+        .find(|(p, t, _)| (*p, *t) == (env.profile_id, env.msg_type))
+        .map_or("?", |(_, _, n)| n)
+}
+
+/// The msg_type of a profile's error message, for the SWP-* profiles that have one.
+pub fn profile_err_type(profile_id: u64) -> Option<u64> {
+    PROFILE_ERRORS
+        .iter()
+        .find(|(p, _, _)| *p == profile_id)
+        .map(|(_, t, _)| *t)
 }
 
 /// A profile's own error message read as a reject (manifest `reject_signal.profile_errors`).
@@ -134,7 +293,7 @@ pub fn denied(
     let deadline = conv.step_deadline();
     let got = loop {
         match conv.next(deadline) {
-            Some(Obs::Reply(env)) => match answer(&env, msg_id, inputs.p1_form) {
+            Some(Obs::Reply(env)) => match read_answer(&env, msg_id, inputs.p1_form) {
                 Answer::Refused(d) => return Ok((d, None)),
                 Answer::CarriedOut(d) => {
                     return Err(c.fail(
@@ -164,12 +323,13 @@ enum Answer {
 /// that msg_id (profile 1), or the first A2A Event or Result (profile 2: an agent's task
 /// messages carry the task_id, not the Task frame's msg_id, and a denial vector sends one
 /// task).
-fn answer(
+fn read_answer(
     env: &crate::frames::Envelope,
     msg_id: Option<&bytes::Bytes>,
     form: crate::p1::P1Form,
 ) -> Answer {
-    use swp_profiles::a2a::{self, A2aMessage};
+    use crate::pb::types::a2a::{Event, Result as A2aResult};
+    use prost::Message;
     match env.profile_id {
         1 if env.msg_type == 2 && msg_id.is_some_and(|m| *m == env.msg_id) => {
             let v: serde_json::Value = match serde_json::from_slice(&env.payload) {
@@ -185,18 +345,23 @@ fn answer(
                 Answer::Other
             }
         }
-        a2a::PROFILE_ID => {
+        2 => {
             let Ok(bare) = form.unwrap(env.profile_id, env.msg_type, &env.payload) else {
                 return Answer::Other;
             };
-            match a2a::decode(env.msg_type, &bare) {
-                Ok(A2aMessage::Result(r)) if !r.ok => {
-                    Answer::Refused(format!("A2A Result ok=false ({:?})", r.error_message))
-                }
-                Ok(A2aMessage::Result(_)) => {
-                    Answer::CarriedOut("an A2A Result with ok=true".into())
-                }
-                Ok(A2aMessage::Event(_)) => {
+            // Only a message valid for its class (the harness's own A2A rules) answers.
+            if crate::rules::check_message(env.profile_id, env.msg_type, &bare).is_err() {
+                return Answer::Other;
+            }
+            match env.msg_type {
+                4 => match A2aResult::decode(&bare[..]) {
+                    Ok(r) if !r.ok => {
+                        Answer::Refused(format!("A2A Result ok=false ({:?})", r.error_message))
+                    }
+                    Ok(_) => Answer::CarriedOut("an A2A Result with ok=true".into()),
+                    Err(_) => Answer::Other,
+                },
+                3 if Event::decode(&bare[..]).is_ok() => {
                     Answer::CarriedOut("an A2A Event: the task is running".into())
                 }
                 _ => Answer::Other,
@@ -295,6 +460,7 @@ fn reject_observed(
             observed: j.observed,
             code,
             code_only: j.code_only,
+            at: None,
         }));
     }
     Ok((j.observed, code))

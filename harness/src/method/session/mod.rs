@@ -1,4 +1,4 @@
-//! The session method (`DESIGN.md` §3.2): the harness is the endpoint's peer on a real
+//! The session method: the harness is the endpoint's peer on a real
 //! connection and judges only what it observes (reply frames, error frames, the connection
 //! closing, silence within a deadline). One fresh connection per vector; a stdio endpoint
 //! is one process per vector, a TCP/TLS endpoint is started once and restarted after a
@@ -16,6 +16,8 @@ pub mod confirm;
 pub mod conv;
 pub mod endpoint;
 pub mod judge;
+pub mod ledger;
+pub mod outcome;
 pub mod profiles;
 pub mod relayack;
 pub mod steps;
@@ -49,6 +51,9 @@ pub struct StepFailure {
     pub code: Option<String>,
     /// The step failed only because a reject carried another code (see [`Outcome`]).
     pub code_only: Option<Vec<String>>,
+    /// The concrete step the failure belongs to, when it is not the step being run (an
+    /// accept confirmed later, a refusal that arrived late).
+    pub at: Option<usize>,
 }
 
 impl StepFailure {
@@ -67,6 +72,7 @@ impl StepFailure {
             observed: observed.into(),
             code: None,
             code_only: None,
+            at: None,
         })
     }
 }
@@ -303,10 +309,11 @@ impl TestMethod for SessionMethod<'_> {
             p1_form: self.sut.manifest.p1_payload,
             unknown_profile_closes: self.sut.manifest.policy.unknown_profile
                 == crate::catalog::vector::UnknownProfile::Close,
-            profiles: profiles::Judge::new(&profiles::config_of(
+            profiles: profiles::Judge::new(
                 &self.sut.manifest.params,
                 self.sut.manifest.p1_payload,
-            )),
+                Some(c.now_ms),
+            ),
         };
         let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
         let transcript = std::mem::take(&mut conv.transcript);
@@ -318,20 +325,7 @@ impl TestMethod for SessionMethod<'_> {
                 .filter(|s| !s.success),
             None => self.endpoint.server_exited(),
         };
-        let mut o = match result {
-            Ok(s) => Outcome {
-                observed_error_code: s.code,
-                ..Outcome::pass(s.expected, s.observed)
-            },
-            Err(f) => Outcome {
-                expected: f.expected,
-                observed: f.observed,
-                observed_error_code: f.code,
-                code_only: f.code_only,
-                ..Outcome::stop(f.verdict, f.why)
-            },
-        }
-        .with_transcript(transcript);
+        let mut o = outcome::of(v, result).with_transcript(transcript);
         if let Some(status) = crashed {
             crash(&mut o, &status, spec.transport);
         }

@@ -1,15 +1,15 @@
-//! Both roles of the SWP-* profiles of classes C3 and C4 (RPC 12, EVENTS 13, ARTIFACT 14,
-//! STATE 17, OBS 18) on the wire. The harness keeps one `swp_profiles` machine per profile
-//! for the vector's connection and feeds it every frame of those profiles it sends and
-//! every one a `flow` expectation reads, so what the endpoint *emits* is judged by the
-//! profile's rules (a stream item after the terminal outcome, a seq_no that does not
-//! increase, a replay that ends differently, a chunk out of place, a state whose id does
-//! not fit its blob, a trace context that comes back changed), not only what it accepts.
+//! What the endpoint emits for the P1 profiles (A2A and the SWP-* profiles 10-19), judged
+//! on the wire by the harness's own profile rules ([`crate::rules`], written from the
+//! profile texts, never the reference's library). The harness keeps one
+//! [`rules::Connection`] per vector connection and feeds it every P1 frame it sends and
+//! every one a `flow` expectation reads, so a message is judged against everything before it
+//! (a stream item after the terminal outcome, a seq_no that does not increase, a replay that
+//! ends differently, a chunk out of place, a state whose id does not fit its blob, a trace
+//! context that comes back changed), not only for its shape.
 //!
-//! The machines are configured from what the manifest declares in `params` (the replay
-//! window, the severity enumeration, the chunk size, the state id scheme, own tracestate
-//! keys): a rule that depends on an undeclared parameter is judged leniently, never against
-//! the reference's choice.
+//! The rules take their parameters from what the manifest declares in `params`
+//! (`rules::Config::from_params`): a rule that depends on an undeclared parameter is judged
+//! leniently, never against the reference's choice.
 
 use super::conv::{Conv, Obs};
 use super::judge::Ctx;
@@ -18,183 +18,76 @@ use crate::materialize::FlowItem;
 use crate::model::Verdict;
 use crate::p1::P1Form;
 use crate::placeholders::Params;
+use crate::rules::{self, Side, Violation};
 use bytes::Bytes;
-use swp_profiles::channel::{self, Channel, ChannelError};
 
-/// The scope the harness's own EVENTS publications are judged under: event_ids are unique
-/// per producer, and the endpoint is another producer.
-const HARNESS: &str = "harness";
-/// The scope of what the endpoint publishes.
-const ENDPOINT: &str = "endpoint";
-
-/// A `swp_profiles::channel::Config` from the manifest's declarations.
-pub fn config_of(params: &Params, form: P1Form) -> channel::Config {
-    let num = |k: &str| params.get(k).and_then(serde_json::Value::as_u64);
-    let list = |k: &str| -> Option<Vec<String>> {
-        params.get(k).and_then(|v| {
-            v.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-        })
-    };
-    let mut c = channel::Config {
-        form: match form {
-            P1Form::Message => swp_profiles::P1Form::Message,
-            P1Form::Wrapper => swp_profiles::P1Form::Wrapper,
-        },
-        ..channel::Config::default()
-    };
-    if let Some(w) = num("RPC_REPLAY_WINDOW_MS") {
-        c.rpc.replay_window_ms = w;
-    }
-    if let Some(r) = num("EVENTS_ID_RETENTION_MS") {
-        c.events.id_retention_ms = r;
-    }
-    if let Some(s) = list("EVENTS_SEVERITIES") {
-        c.events.severities = s;
-    }
-    // The endpoint's chunks are judged against the chunk size it declares, and not capped:
-    // the harness reads at most `max_read_bytes` anyway.
-    c.artifact.chunk_size = num("ARTIFACT_CHUNK_BYTES");
-    c.artifact.max_chunk_bytes = u64::MAX;
-    c.state.scheme = match params.get("STATE_ID_SCHEME").and_then(|v| v.as_str()) {
-        Some("sha256") => swp_profiles::state::IdScheme::Sha256,
-        Some("tagged") => swp_profiles::state::IdScheme::Tagged,
-        // Undeclared: nothing about ids can be judged.
-        _ => swp_profiles::state::IdScheme::Opaque,
-    };
-    if let Some(k) = list("OBS_OWN_TRACESTATE_KEYS") {
-        c.obs.own_tracestate_keys = k;
-    }
-    // SWP-CRED: the SUT's credential format is its own, so credentials are judged opaque;
-    // the declared chain length and entry lifetime bound what the judge accepts.
-    c.cred = swp_profiles::cred::Config::opaque();
-    if let Some(n) = num("CRED_MAX_CHAIN_LENGTH").and_then(|n| usize::try_from(n).ok()) {
-        c.cred.max_chain_len = n;
-    }
-    if let Some(t) = num("CRED_MAX_TTL_MS") {
-        c.cred.max_ttl_ms = t;
-    }
-    // SWP-POLICYHINT: the SUT's keys are its own; violations are judged by their fields.
-    c.policyhint = swp_profiles::policyhint::Config::lenient();
-    relay_config(params, num, list, &mut c.relay);
-    c
-}
-
-/// The tolerance a relay's retry gets either way of its declared time, unless the manifest
-/// declares `RELAY_RETRY_TOLERANCE_MS`: the harness's read loop and a loaded machine, not
-/// the relay, decide how late a frame is seen.
-pub const RELAY_RETRY_TOLERANCE_MS: u64 = 250;
-
-/// SWP-RELAY: the dedupe window, the finite set of dead-letter reasons and the retry
-/// schedule the SUT declares (`RELAY_RETRY_DELAYS_MS`, the wait after each attempt, or a
-/// constant `RELAY_RETRY_BACKOFF_MS` over `RELAY_MAX_ATTEMPTS`). Without a declared schedule
-/// retries are not timed; without a declared set any non-empty reason passes.
-fn relay_config(
-    params: &Params,
-    num: impl Fn(&str) -> Option<u64>,
-    list: impl Fn(&str) -> Option<Vec<String>>,
-    c: &mut swp_profiles::relay::Config,
-) {
-    if let Some(w) = num("RELAY_DEDUPE_WINDOW_MS") {
-        c.dedupe_window_ms = w;
-    }
-    if let Some(r) = list("RELAY_DEAD_LETTER_REASONS") {
-        c.reasons = r;
-    }
-    // An explicit schedule, or a constant backoff over the declared number of attempts.
-    let delays = params
-        .get("RELAY_RETRY_DELAYS_MS")
-        .and_then(serde_json::Value::as_array)
-        .and_then(|a| {
-            a.iter()
-                .map(serde_json::Value::as_u64)
-                .collect::<Option<Vec<u64>>>()
-        })
-        .or_else(|| {
-            let b = num("RELAY_RETRY_BACKOFF_MS")?;
-            let n = num("RELAY_MAX_ATTEMPTS")?;
-            // A declared count far beyond any vector's reach is cut, never allocated.
-            Some(vec![b; usize::try_from(n.clamp(1, 64) - 1).unwrap_or(0)])
-        });
-    c.retry = delays.map(|delays_ms| swp_profiles::relay::RetryPolicy {
-        delays_ms,
-        tolerance_ms: num("RELAY_RETRY_TOLERANCE_MS").unwrap_or(RELAY_RETRY_TOLERANCE_MS),
-    });
-}
-
-/// The machines of one vector's connection.
+/// The rules of one vector's connection, with the payload form they are read in.
 pub struct Judge {
-    channels: Vec<Channel>,
+    rules: rules::Connection,
+    form: P1Form,
 }
 
 impl Judge {
-    /// Machines for every SWP-* profile of C3 and C4.
-    pub fn new(config: &channel::Config) -> Self {
+    /// Rules configured from the manifest's `params`, for a SUT speaking P1 in `form`, on a
+    /// connection opened at `unix_ms` (the wall clock credential expiries are judged by).
+    pub fn new(params: &Params, form: P1Form, unix_ms: Option<u64>) -> Self {
         Judge {
-            channels: channel::PROFILES
-                .iter()
-                .filter_map(|p| Channel::new(*p, config))
-                .collect(),
+            rules: rules::Connection::new(&rules::Config::from_params(params))
+                .with_unix_ms_at_open(unix_ms),
+            form,
         }
     }
 
-    fn feed(
+    /// One message `side` sent, in the SUT's P1 form: the rules' verdict on it. A payload
+    /// whose form does not unwrap is judged as sent, so the decode rule names the problem.
+    fn observe(
         &mut self,
         now_ms: u64,
-        from_harness: bool,
+        side: Side,
         profile_id: u64,
         msg_type: u64,
         payload: &[u8],
-    ) -> Option<Result<(), ChannelError>> {
-        let ch = self
-            .channels
-            .iter_mut()
-            .find(|c| c.profile_id() == profile_id)?;
-        let scope = match (profile_id, from_harness) {
-            (swp_profiles::events::PROFILE_ID, true) => HARNESS,
-            (swp_profiles::events::PROFILE_ID, false) => ENDPOINT,
-            // A relay's deliveries are keyed by their publisher.
-            (swp_profiles::relay::PROFILE_ID, true) => HARNESS,
-            (swp_profiles::relay::PROFILE_ID, false) => ENDPOINT,
-            // Calls, transfers and trace contexts are one conversation of both peers.
-            _ => "",
-        };
-        Some(ch.feed(now_ms, scope, msg_type, payload).map(|_| ()))
+    ) -> Result<(), Violation> {
+        if !crate::pb::is_p1(profile_id) {
+            return Ok(());
+        }
+        let bare = self
+            .form
+            .unwrap(profile_id, msg_type, payload)
+            .unwrap_or_else(|_| payload.to_vec());
+        self.rules.observe(now_ms, side, profile_id, msg_type, &bare)
     }
 
-    /// The frames the harness sent: each of a judged profile steps its machine. The
-    /// harness misbehaves on purpose in many vectors, so a refusal here is no verdict: the
-    /// refused frame simply changes nothing, as the endpoint should also refuse it.
+    /// The frames the harness sent: each P1 frame moves the rules' state. The harness
+    /// misbehaves on purpose in many vectors, so a refusal here is no verdict: the refused
+    /// frame changes nothing, as the endpoint should also refuse it.
     pub fn sent(&mut self, now_ms: u64, octets: &[u8]) {
         let limits = crate::frames::Limits::unbounded();
         let mut rest = Bytes::copy_from_slice(octets);
         while let Ok(Some((body, tail))) = crate::frames::take_frame(&rest, &limits) {
             if let Ok(e) = crate::frames::e1::decode(&body, &limits) {
-                let _ = self.feed(now_ms, true, e.profile_id, e.msg_type, &e.payload);
+                let _ = self.observe(now_ms, Side::Harness, e.profile_id, e.msg_type, &e.payload);
             }
             rest = tail;
         }
     }
 
-    /// A frame the endpoint sent: the profile's verdict on it, if the profile is judged.
+    /// A frame the endpoint sent: the rule it breaks, if any.
     fn received(
         &mut self,
         now_ms: u64,
         profile_id: u64,
         msg_type: u64,
         payload: &[u8],
-    ) -> Option<ChannelError> {
-        self.feed(now_ms, false, profile_id, msg_type, payload)
-            .and_then(Result::err)
+    ) -> Option<Violation> {
+        self.observe(now_ms, Side::Endpoint, profile_id, msg_type, payload)
+            .err()
     }
 }
 
-/// Whether `profile_id` is one the judge has a machine for.
+/// Whether `profile_id` is one the rules judge.
 pub fn judged(profile_id: u64) -> bool {
-    channel::PROFILES.contains(&profile_id)
+    crate::pb::is_p1(profile_id)
 }
 
 /// `flow`: the endpoint sends exactly these messages next, each judged by its profile's
@@ -256,10 +149,7 @@ pub fn flow(
                 .map_err(|e| c.fail(format!("message {n} of {total} ({which}): {e}"), "reply"))?;
             if let Some(e) = judge.received(conv.t(), env.profile_id, env.msg_type, &env.payload) {
                 return Err(c.fail(
-                    format!(
-                        "message {n} of {total} ({which}) breaks its profile: {e} [{}]",
-                        e.code().as_str()
-                    ),
+                    format!("message {n} of {total} ({which}) breaks its profile: {e}"),
                     "a message its profile forbids",
                 ));
             }
@@ -295,161 +185,77 @@ pub fn flow(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::pb::types::rpc::{RpcReq, RpcResp, RpcStreamItem};
+    use prost::Message;
 
-    #[test]
-    fn the_manifest_configures_the_machines() {
-        let mut p = Params::new();
-        p.insert("RPC_REPLAY_WINDOW_MS".into(), json!(1500));
-        p.insert("EVENTS_SEVERITIES".into(), json!(["low", "high"]));
-        p.insert("ARTIFACT_CHUNK_BYTES".into(), json!(4096));
-        p.insert("STATE_ID_SCHEME".into(), json!("sha256"));
-        p.insert("OBS_OWN_TRACESTATE_KEYS".into(), json!(["me"]));
-        let c = config_of(&p, P1Form::Wrapper);
-        assert_eq!(c.form, swp_profiles::P1Form::Wrapper);
-        assert_eq!(c.rpc.replay_window_ms, 1500);
-        assert_eq!(c.events.severities, ["low", "high"]);
-        assert_eq!(c.artifact.chunk_size, Some(4096));
-        assert_eq!(c.state.scheme, swp_profiles::state::IdScheme::Sha256);
-        assert_eq!(c.obs.own_tracestate_keys, ["me"]);
-        assert_eq!(
-            c.relay.retry, None,
-            "no schedule declared: retries are not timed"
-        );
-        p.insert("RELAY_DEDUPE_WINDOW_MS".into(), json!(2000));
-        p.insert("RELAY_RETRY_DELAYS_MS".into(), json!([300, 600]));
-        p.insert("RELAY_DEAD_LETTER_REASONS".into(), json!(["gone"]));
-        p.insert("RELAY_RETRY_BACKOFF_MS".into(), json!(100));
-        p.insert("RELAY_MAX_ATTEMPTS".into(), json!(3));
-        let c = config_of(&p, P1Form::Message);
-        assert_eq!(c.relay.dedupe_window_ms, 2000);
-        assert_eq!(c.relay.reasons, ["gone"]);
-        assert_eq!(
-            c.relay.retry,
-            Some(swp_profiles::relay::RetryPolicy {
-                delays_ms: vec![300, 600],
-                tolerance_ms: RELAY_RETRY_TOLERANCE_MS
-            }),
-            "an explicit schedule wins"
-        );
-        p.remove("RELAY_RETRY_DELAYS_MS");
-        let c = config_of(&p, P1Form::Message);
-        assert_eq!(c.relay.retry.map(|r| r.delays_ms), Some(vec![100, 100]));
-        // Nothing declared: ids are not judged, chunks by contiguity only.
-        let c = config_of(&Params::new(), P1Form::Message);
-        assert_eq!(c.state.scheme, swp_profiles::state::IdScheme::Opaque);
-        assert_eq!(c.artifact.chunk_size, None);
+    fn frame(profile_id: u64, msg_type: u64, payload: Vec<u8>) -> Vec<u8> {
+        let env = crate::frames::Envelope {
+            version: 1,
+            profile_id,
+            msg_type,
+            msg_id: Bytes::from_static(b"0123456789abcdef"),
+            payload: Bytes::from(payload),
+            ..Default::default()
+        };
+        crate::frames::e1::frame_bytes(&env).unwrap().to_vec()
     }
 
     #[test]
     fn what_the_endpoint_emits_is_judged_against_what_was_sent() {
-        use swp_profiles::p1::pb::rpc::{RpcReq, RpcResp, RpcStreamItem};
-        use swp_profiles::rpc::{encode, RpcMessage};
-        let form = swp_profiles::P1Form::Message;
-        let mut j = Judge::new(&config_of(&Params::new(), P1Form::Message));
-        let req = encode(
-            form,
-            &RpcMessage::Req(RpcReq {
-                rpc_id: Bytes::from_static(b"r"),
-                method: "m".into(),
-                ..RpcReq::default()
-            }),
-        );
-        let env = crate::frames::Envelope {
-            version: 1,
-            profile_id: 12,
-            msg_type: 1,
-            msg_id: Bytes::from_static(b"0123456789abcdef"),
-            payload: Bytes::from(req),
-            ..Default::default()
+        let mut j = Judge::new(&Params::new(), P1Form::Message, None);
+        let req = RpcReq {
+            rpc_id: Bytes::from_static(b"r"),
+            method: "m".into(),
+            ..RpcReq::default()
         };
-        j.sent(0, &crate::frames::e1::frame_bytes(&env).unwrap());
+        j.sent(0, &frame(12, 1, req.encode_to_vec()));
         let item = |seq| {
-            encode(
-                form,
-                &RpcMessage::StreamItem(RpcStreamItem {
-                    rpc_id: Bytes::from_static(b"r"),
-                    seq_no: seq,
-                    item: Bytes::from_static(b"i"),
-                    is_terminal: false,
-                }),
-            )
+            RpcStreamItem {
+                rpc_id: Bytes::from_static(b"r"),
+                seq_no: seq,
+                item: Bytes::from_static(b"i"),
+                is_terminal: false,
+            }
+            .encode_to_vec()
         };
         assert!(j.received(1, 12, 4, &item(2)).is_none());
-        assert!(
-            j.received(1, 12, 4, &item(2)).is_some(),
-            "seq_no must increase"
-        );
-        let resp = encode(
-            form,
-            &RpcMessage::Resp(RpcResp {
-                rpc_id: Bytes::from_static(b"r"),
-                result: Bytes::new(),
-            }),
-        );
+        let v = j.received(1, 12, 4, &item(2)).expect("seq_no must increase");
+        assert!(v.requirement.starts_with("RPC-"), "{v}");
+        let resp = RpcResp {
+            rpc_id: Bytes::from_static(b"r"),
+            result: Bytes::new(),
+        }
+        .encode_to_vec();
         assert!(j.received(2, 12, 2, &resp).is_none());
         assert!(
             j.received(3, 12, 4, &item(3)).is_some(),
             "nothing after the terminal"
         );
-        // An unjudged profile is not judged.
+        // A profile that is not P1 is not judged.
         assert!(j.received(3, 1, 2, b"{}").is_none());
     }
 
     #[test]
-    fn a_relays_retries_are_judged_against_its_declared_schedule() {
-        use swp_profiles::p1::pb::relay::{RelayAck, RelayPublish};
-        use swp_profiles::relay::{encode, RelayMessage};
-        let form = swp_profiles::P1Form::Message;
-        let mut p = Params::new();
-        p.insert("RELAY_RETRY_BACKOFF_MS".into(), json!(500));
-        p.insert("RELAY_MAX_ATTEMPTS".into(), json!(2));
-        let mut j = Judge::new(&config_of(&p, P1Form::Message));
-        let publish = |id: &'static [u8]| {
-            encode(
-                form,
-                &RelayMessage::Publish(RelayPublish {
-                    delivery_id: Bytes::from_static(id),
-                    topic: "loop".into(),
-                    ..RelayPublish::default()
-                }),
-            )
-        };
-        let env = crate::frames::Envelope {
-            version: 1,
-            profile_id: 19,
-            msg_type: 1,
-            msg_id: Bytes::from_static(b"0123456789abcdef"),
-            payload: Bytes::from(publish(b"d")),
-            ..Default::default()
-        };
-        // The harness's publish is its own; the relay's delivery of the same id is not a
-        // duplicate of it.
-        j.sent(0, &crate::frames::e1::frame_bytes(&env).unwrap());
-        assert!(j.received(10, 19, 1, &publish(b"d")).is_none());
+    fn the_wrapper_form_is_read_as_declared() {
+        let mut j = Judge::new(&Params::new(), P1Form::Wrapper, None);
+        let req = RpcReq {
+            rpc_id: Bytes::from_static(b"w"),
+            method: "m".into(),
+            ..RpcReq::default()
+        }
+        .encode_to_vec();
+        let wrapped = P1Form::Wrapper.wrap("rpc.RpcReq", req).unwrap();
+        j.sent(0, &frame(12, 1, wrapped));
+        let resp = RpcResp {
+            rpc_id: Bytes::from_static(b"w"),
+            result: Bytes::new(),
+        }
+        .encode_to_vec();
+        let resp = P1Form::Wrapper.wrap("rpc.RpcResp", resp).unwrap();
+        assert!(j.received(1, 12, 2, &resp).is_none());
         assert!(
-            j.received(200, 19, 1, &publish(b"d")).is_some(),
-            "a retry 190 ms after the attempt, the backoff being 500 +/- 250"
+            j.received(2, 12, 2, &resp).is_some(),
+            "a second outcome for the call"
         );
-        assert!(j.received(520, 19, 1, &publish(b"d")).is_none());
-        assert!(
-            j.received(1_020, 19, 1, &publish(b"d")).is_some(),
-            "a third attempt of two"
-        );
-        // After the harness's ACK, no retry at all.
-        assert!(j.received(0, 19, 1, &publish(b"e")).is_none());
-        let ack = encode(
-            form,
-            &RelayMessage::Ack(RelayAck {
-                delivery_id: Bytes::from_static(b"e"),
-            }),
-        );
-        let env = crate::frames::Envelope {
-            msg_type: 2,
-            payload: Bytes::from(ack),
-            ..env
-        };
-        j.sent(100, &crate::frames::e1::frame_bytes(&env).unwrap());
-        assert!(j.received(500, 19, 1, &publish(b"e")).is_some());
     }
 }

@@ -240,12 +240,38 @@ fn reject(code: ErrorCode) -> Expectation {
     }
 }
 
+/// What a passing vector showed (expected and observed folded per step, the last code), as
+/// the tests read it.
+#[derive(Debug)]
+struct Summary {
+    expected: String,
+    observed: String,
+    code: Option<String>,
+}
+
+/// The run as one result: the failure that decides the vector (the first failing step,
+/// then inconclusive, then a reject whose code could not be seen), or what it showed.
+fn conclude(run: steps::Run) -> Result<Summary, Box<StepFailure>> {
+    let all: Vec<&steps::StepRecord> = run.records.iter().collect();
+    if let Some((_, f)) = super::outcome::deciding(&all) {
+        return Err(Box::new(f.clone()));
+    }
+    if let Some(f) = run.after.first() {
+        return Err(f.clone());
+    }
+    Ok(Summary {
+        expected: crate::evaluate::fold_runs(run.records.iter().map(|r| r.expected.clone())),
+        observed: crate::evaluate::fold_runs(run.records.iter().map(|r| r.observed.clone())),
+        code: run.records.iter().rev().find_map(|r| r.code.clone()),
+    })
+}
+
 /// Runs `steps` against `script` with `spec`; the outcome and the virtual time it took.
 fn run(
     spec: &SessionSpec,
     script: Script,
     steps: &[ConcreteStep],
-) -> (Result<steps::Summary, Box<StepFailure>>, Duration) {
+) -> (Result<Summary, Box<StepFailure>>, Duration) {
     let clock = VirtualClock::new();
     let t0 = clock.now();
     let wire = MemWire::new(&clock, script);
@@ -255,10 +281,7 @@ fn run(
 }
 
 /// Runs `steps` on a prepared conversation.
-fn run_conv(
-    conv: &mut Conv<'_>,
-    steps: &[ConcreteStep],
-) -> Result<steps::Summary, Box<StepFailure>> {
+fn run_conv(conv: &mut Conv<'_>, steps: &[ConcreteStep]) -> Result<Summary, Box<StepFailure>> {
     let mut params = Params::new();
     params.insert("NOW_MS", 0);
     let mut requests = Default::default();
@@ -269,12 +292,12 @@ fn run_conv(
         identity_probe: None,
         p1_form: Default::default(),
         unknown_profile_closes: false,
-        profiles: super::profiles::Judge::new(&Default::default()),
+        profiles: super::profiles::Judge::new(&Default::default(), Default::default(), None),
     };
-    steps::run_steps(conv, steps, &mut inputs, 0)
+    conclude(steps::run_steps(conv, steps, &mut inputs, 0))
 }
 
-fn failure(r: Result<steps::Summary, Box<StepFailure>>) -> StepFailure {
+fn failure(r: Result<Summary, Box<StepFailure>>) -> StepFailure {
     match r {
         Ok(s) => panic!("expected a failure, the vector passed: {s:?}"),
         Err(f) => *f,
@@ -402,8 +425,164 @@ fn an_error_frame_for_an_accepted_frame_names_its_step() {
     assert_eq!(f.verdict, Verdict::Fail);
     assert_eq!(
         f.why,
-        "step 3: rejected with ERR_INVALID_ENVELOPE, expected accept"
+        "step 3: refused with error frame ERR_INVALID_ENVELOPE (on its msg_id, 2 ms after it was sent), expected accept"
     );
+}
+
+/// Runs `steps` and returns every step's record, for tests about steps after the first
+/// failure.
+fn records(spec: &SessionSpec, script: Script, steps: &[ConcreteStep]) -> Vec<steps::StepRecord> {
+    let clock = VirtualClock::new();
+    let wire = MemWire::new(&clock, script);
+    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, false);
+    let mut params = Params::new();
+    params.insert("NOW_MS", 0);
+    let mut requests = Default::default();
+    let mut inputs = Inputs {
+        params: &params,
+        requests: &mut requests,
+        identity: None,
+        identity_probe: None,
+        p1_form: Default::default(),
+        unknown_profile_closes: false,
+        profiles: super::profiles::Judge::new(&Default::default(), Default::default(), None),
+    };
+    steps::run_steps(&mut conv, steps, &mut inputs, 0).records
+}
+
+/// An endpoint that refuses every frame, the probe included, on its msg_id after `ms`.
+fn refuses_everything(ms: u64) -> Script {
+    Box::new(move |e| vec![(ms, error_frame(&e.msg_id, "ERR_SECURITY_POLICY"))])
+}
+
+#[test]
+fn a_slow_refusal_of_an_accepted_frame_is_not_the_next_steps_reject() {
+    // The shape of cred_0004: accepts, then rejects. The endpoint refuses every frame
+    // 250 ms late, after the 150 ms quiet window that confirms the accepts: the refusals
+    // on the accepted frames' msg_ids fail those steps, whenever they arrive.
+    let steps = [
+        send("ok", 0, vec![accept()]),
+        send("ok", 1, vec![accept()]),
+        send("ok", 2, vec![accept()]),
+        send("bad", 3, vec![reject(ErrorCode::SecurityPolicy)]),
+        send("bad", 4, vec![reject(ErrorCode::SecurityPolicy)]),
+    ];
+    let rs = records(&spec(""), refuses_everything(250), &steps);
+    let verdicts: Vec<_> = rs.iter().map(steps::StepRecord::verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            Some(Verdict::Fail),
+            Some(Verdict::Fail),
+            Some(Verdict::Fail),
+            Some(Verdict::Pass),
+            Some(Verdict::Pass)
+        ],
+        "{rs:#?}"
+    );
+    assert!(rs[0].failures[0].why.contains("on its msg_id"), "{rs:#?}");
+    // The same endpoint answering at once is caught by the quiet window, as before.
+    let f = failure(run(&spec(""), refuses_everything(5), &steps).0);
+    assert!(f.why.starts_with("step 1: "), "{}", f.why);
+}
+
+#[test]
+fn a_refusal_without_a_msg_id_of_ours_goes_to_the_one_open_frame_or_to_none() {
+    // The endpoint's error frames carry a msg_id of its own.
+    let own = || Bytes::from_static(b"endpoint-own-id");
+    let refuse_bad = endpoint(5, move |_| {
+        vec![(5, error_frame(&own(), "ERR_SECURITY_POLICY"))]
+    });
+    let rs = records(
+        &spec(""),
+        refuse_bad,
+        &[
+            send("ok", 0, vec![accept()]),
+            send("bad", 1, vec![reject(ErrorCode::SecurityPolicy)]),
+        ],
+    );
+    assert_eq!(rs[1].verdict(), Some(Verdict::Pass), "{rs:#?}");
+    // Two accepts open and an uncorrelated refusal: one of them was refused, whichever.
+    let refuse_all = Box::new(move |e: &Envelope| {
+        if is_probe(e) {
+            vec![(
+                5,
+                frame(
+                    1,
+                    2,
+                    &e.msg_id,
+                    r#"{"jsonrpc":"2.0","id":"probe","result":{}}"#,
+                ),
+            )]
+        } else {
+            vec![(
+                1,
+                error_frame(
+                    &Bytes::from_static(b"endpoint-own-id"),
+                    "ERR_SECURITY_POLICY",
+                ),
+            )]
+        }
+    });
+    let rs = records(
+        &spec(""),
+        refuse_all,
+        &[send("ok", 0, vec![accept()]), send("ok", 1, vec![accept()])],
+    );
+    assert_eq!(rs[0].verdict(), Some(Verdict::Fail), "{rs:#?}");
+    assert!(
+        rs[0].failures[0]
+            .why
+            .contains("carrying no msg_id the harness sent"),
+        "{rs:#?}"
+    );
+}
+
+#[test]
+fn a_vector_goes_on_after_a_failed_reject_while_the_stream_is_open() {
+    // Step 1 is refused with another code (a failure of the code alone); the stream stays
+    // open, so step 2 runs and is judged on its own.
+    let rs = records(
+        &spec(""),
+        endpoint(5, |e| {
+            vec![(1, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE"))]
+        }),
+        &[
+            send("bad", 0, vec![reject(ErrorCode::SecurityPolicy)]),
+            send("ok", 1, vec![accept()]),
+        ],
+    );
+    assert_eq!(rs[0].verdict(), Some(Verdict::Fail));
+    assert!(rs[0].failures[0].code_only.is_some());
+    assert_eq!(rs[1].verdict(), Some(Verdict::Pass), "{rs:#?}");
+}
+
+#[test]
+fn steps_after_a_close_are_listed_as_not_run() {
+    let closing = endpoint(5, |_| vec![(1, Recv::Eof)]);
+    let rs = records(
+        &spec("{mode: close}"),
+        closing,
+        &[
+            send("ok", 0, vec![accept()]),
+            send("bad", 1, vec![reject(ErrorCode::SecurityPolicy)]),
+            send("ok", 2, vec![accept()]),
+            send("ok", 3, vec![accept()]),
+        ],
+    );
+    assert_eq!(
+        rs[1].verdict(),
+        Some(Verdict::RejectCodeNotObservable),
+        "{rs:#?}"
+    );
+    for r in &rs[2..] {
+        assert_eq!(r.verdict(), None, "{r:?}");
+        assert!(r
+            .not_run
+            .as_deref()
+            .unwrap()
+            .contains("closed during step 2"));
+    }
 }
 
 #[test]
@@ -492,15 +671,12 @@ fn error_json_checks_the_error_frame_of_the_reject() {
 
 /// An RPC request frame step (profile 12) for rpc_id `r`.
 fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
-    use swp_profiles::p1::pb::rpc::RpcReq;
-    let payload = swp_profiles::rpc::encode(
-        swp_profiles::P1Form::Message,
-        &swp_profiles::rpc::RpcMessage::Req(RpcReq {
-            rpc_id: Bytes::from_static(b"r"),
-            method: "m".into(),
-            ..RpcReq::default()
-        }),
-    );
+    use crate::pb::types::rpc::RpcReq;
+    let payload = prost::Message::encode_to_vec(&RpcReq {
+        rpc_id: Bytes::from_static(b"r"),
+        method: "m".into(),
+        ..RpcReq::default()
+    });
     let env = Envelope {
         version: 1,
         profile_id: 12,
@@ -526,9 +702,8 @@ fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
 /// An RPC callee answering every request with stream items of these seq_nos, then a
 /// response, then `extra` items.
 fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
-    use swp_profiles::p1::pb::rpc::{RpcResp, RpcStreamItem};
-    use swp_profiles::rpc::{encode, RpcMessage};
-    let raw = |msg_type: u64, id: &Bytes, m: RpcMessage| {
+    use crate::pb::types::rpc::{RpcResp, RpcStreamItem};
+    let raw = |msg_type: u64, id: &Bytes, m: Vec<u8>| {
         let env = Envelope {
             version: 1,
             profile_id: 12,
@@ -537,7 +712,7 @@ fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
             ts_unix_ms: 0,
             msg_id: id.clone(),
             extensions: Extensions::from_entries(Vec::<(u64, Vec<u8>)>::new()),
-            payload: Bytes::from(encode(swp_profiles::P1Form::Message, &m)),
+            payload: Bytes::from(m),
         };
         Recv::Data(
             e1::frame_bytes(&env)
@@ -549,7 +724,7 @@ fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
         raw(
             4,
             id,
-            RpcMessage::StreamItem(RpcStreamItem {
+            prost::Message::encode_to_vec(&RpcStreamItem {
                 rpc_id: Bytes::from_static(b"r"),
                 seq_no: seq,
                 item: Bytes::from_static(b"i"),
@@ -575,7 +750,7 @@ fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
             raw(
                 2,
                 &e.msg_id,
-                RpcMessage::Resp(RpcResp {
+                prost::Message::encode_to_vec(&RpcResp {
                     rpc_id: Bytes::from_static(b"r"),
                     result: Bytes::new(),
                 }),
@@ -817,7 +992,7 @@ fn denied_passes_every_way_a_stack_may_refuse() {
     );
     assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
     // An A2A Result with ok=false before any Event.
-    let result = swp_profiles::p1::pb::a2a::Result {
+    let result = crate::pb::types::a2a::Result {
         task_id: Bytes::from_static(b"t"),
         ok: false,
         output: Bytes::new(),
@@ -858,7 +1033,7 @@ fn denied_fails_a_request_that_was_carried_out() {
     );
     assert_eq!(f.verdict, Verdict::Fail);
     assert!(f.why.contains("carried out"), "{}", f.why);
-    let event = swp_profiles::p1::pb::a2a::Event {
+    let event = crate::pb::types::a2a::Event {
         task_id: Bytes::from_static(b"t"),
         message: "working".into(),
         event_payload: Bytes::from_static(b"10%"),
@@ -893,7 +1068,7 @@ fn denied_with_another_code_fails_only_the_code_requirement() {
 /// is refused as a conflicting duplicate. Two wires sharing one store are a stack with one id
 /// space for every peer; a store each is one scoped per peer.
 fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
-    use swp_profiles::p1::pb::a2a::{Event, Result as A2aResult, Task};
+    use crate::pb::types::a2a::{Event, Result as A2aResult, Task};
     Box::new(move |e| {
         if e.profile_id != 2 || e.msg_type != 2 {
             return Vec::new();
@@ -936,7 +1111,7 @@ fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
 }
 
 fn a2a_task(n: u64, input: &str, second: bool, expect: Expectation) -> ConcreteStep {
-    let task = swp_profiles::p1::pb::a2a::Task {
+    let task = crate::pb::types::a2a::Task {
         task_id: Bytes::from_static(b"shared-id"),
         kind: "events".into(),
         input: Bytes::copy_from_slice(input.as_bytes()),
@@ -974,7 +1149,7 @@ fn runs(events: u64, output: &str) -> Expectation {
 }
 
 /// a2a_0115's steps against two agents: one store each, or one store for both peers.
-fn tenants(shared: bool) -> Result<steps::Summary, Box<StepFailure>> {
+fn tenants(shared: bool) -> Result<Summary, Box<StepFailure>> {
     let first = Arc::new(Mutex::new(Vec::new()));
     let second = if shared {
         first.clone()
@@ -1012,7 +1187,7 @@ fn task_ids_scoped_per_peer_pass_and_one_id_space_for_all_peers_fails() {
 }
 
 fn cred_err(code: &str) -> Recv {
-    let e = swp_profiles::p1::pb::cred::CredErr {
+    let e = crate::pb::types::cred::CredErr {
         code: code.into(),
         message: "refused".into(),
     };

@@ -3,7 +3,7 @@
 
 use crate::catalog::requirements::Testable;
 use crate::catalog::Catalog;
-use crate::model::{VectorResult, Verdict};
+use crate::model::{StepResult, VectorResult, Verdict};
 use crate::report::model::Report;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -89,20 +89,43 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
             by_req.entry(id.as_str()).or_default().push(r);
         }
     }
+    let seen = incidental(&all);
     crate::trace::rows(cat)
         .into_iter()
         .map(|row| {
             // A restatement is the same rule: the vectors of what it restates test it too.
-            let mut ran = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
+            let mut ran: Vec<(&VectorResult, Verdict)> = by_req
+                .get(row.id.as_str())
+                .into_iter()
+                .flatten()
+                .map(|r| (*r, for_requirement(r, &row.id)))
+                .collect();
             for t in &row.via {
                 for r in by_req.get(t.as_str()).into_iter().flatten() {
-                    if !ran.iter().any(|x| x.vector_id == r.vector_id) {
-                        ran.push(r);
+                    if !ran.iter().any(|(x, _)| x.vector_id == r.vector_id) {
+                        ran.push((r, for_requirement(r, t)));
                     }
                 }
             }
-            ran.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
-            let (verdict, mut reason) = judge(&row, &ran);
+            ran.sort_by(|a, b| a.0.vector_id.cmp(&b.0.vector_id));
+            let (mut verdict, mut reason) = judge(&row, &ran);
+            // A defect seen in passing counts once, under its own requirement, whatever
+            // the vectors that name it showed.
+            if let Some(i) = seen
+                .iter()
+                .find(|i| i.requirement == row.id || row.via.contains(&i.requirement))
+            {
+                verdict = if row.level.is_absolute() {
+                    ReqVerdict::Fail
+                } else {
+                    ReqVerdict::Warn
+                };
+                reason = Some(format!(
+                    "seen in passing while running {}: {}",
+                    i.vectors.join(", "),
+                    i.detail
+                ));
+            }
             if row.testable == Testable::Process {
                 // The registry says why no test can check it.
                 if let Some(why) = cat
@@ -115,7 +138,7 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
                 }
             }
             RequirementVerdict {
-                vectors: ran.iter().map(|r| r.vector_id.clone()).collect(),
+                vectors: ran.iter().map(|(r, _)| r.vector_id.clone()).collect(),
                 id: row.id,
                 document: row.document,
                 section: row.section,
@@ -128,7 +151,83 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
         .collect()
 }
 
-fn judge(row: &crate::trace::Row, ran: &[&VectorResult]) -> (ReqVerdict, Option<String>) {
+/// What vector result `r` says of requirement `req`: its verdict, or, where it judged its
+/// steps one by one, the verdict of the steps that test `req`. A step that failed on
+/// something else (its failure charged to other requirements) held for `req`; a step that
+/// did not run shows nothing.
+pub fn for_requirement(r: &VectorResult, req: &str) -> Verdict {
+    let steps: Vec<&StepResult> = r
+        .steps
+        .iter()
+        .filter(|s| s.requirements.iter().any(|x| x == req))
+        .collect();
+    if steps.is_empty() {
+        return r.verdict;
+    }
+    let of = |s: &StepResult| match s.verdict {
+        None => Verdict::Inconclusive,
+        Some(v) if v.is_failure() && !s.broke.is_empty() && !s.broke.iter().any(|b| b == req) => {
+            Verdict::Pass
+        }
+        Some(v) => v,
+    };
+    let rank = |v: Verdict| match v {
+        _ if v.is_failure() => 4,
+        Verdict::Pass => 0,
+        Verdict::RejectCodeNotObservable => 1,
+        _ => 2,
+    };
+    steps
+        .iter()
+        .map(|s| of(s))
+        .max_by_key(|v| rank(*v))
+        .unwrap_or(r.verdict)
+}
+
+/// A defect seen in passing, once per run: its requirement, what it was, and the vectors
+/// that saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct IncidentalSeen {
+    /// The requirement it breaks.
+    pub requirement: String,
+    /// What makes observations the same defect.
+    pub key: String,
+    /// What was seen (the first observation's words).
+    pub detail: String,
+    /// The vectors that saw it, in id order.
+    pub vectors: Vec<String>,
+}
+
+/// The incidental observations of a run, one per defect (requirement and key), in
+/// requirement then key order.
+pub fn incidental(all: &[VectorResult]) -> Vec<IncidentalSeen> {
+    let mut by: BTreeMap<(String, String), IncidentalSeen> = BTreeMap::new();
+    for r in all {
+        for i in &r.incidental {
+            let e = by
+                .entry((i.requirement.clone(), i.key.clone()))
+                .or_insert_with(|| IncidentalSeen {
+                    requirement: i.requirement.clone(),
+                    key: i.key.clone(),
+                    detail: i.detail.clone(),
+                    vectors: Vec::new(),
+                });
+            if !e.vectors.contains(&r.vector_id) {
+                e.vectors.push(r.vector_id.clone());
+            }
+        }
+    }
+    let mut out: Vec<IncidentalSeen> = by.into_values().collect();
+    for i in &mut out {
+        i.vectors.sort();
+    }
+    out
+}
+
+fn judge(
+    row: &crate::trace::Row,
+    ran: &[(&VectorResult, Verdict)],
+) -> (ReqVerdict, Option<String>) {
     if row.testable == Testable::Process {
         return (ReqVerdict::NotTestable, Some("process duty".into()));
     }
@@ -144,7 +243,7 @@ fn judge(row: &crate::trace::Row, ran: &[&VectorResult]) -> (ReqVerdict, Option<
             )),
         );
     }
-    if ran.iter().any(|r| r.verdict.is_failure()) {
+    if ran.iter().any(|(_, v)| v.is_failure()) {
         let v = if row.level.is_absolute() {
             ReqVerdict::Fail
         } else {
@@ -152,12 +251,12 @@ fn judge(row: &crate::trace::Row, ran: &[&VectorResult]) -> (ReqVerdict, Option<
         };
         return (v, None);
     }
-    if ran.iter().any(|r| r.verdict == Verdict::Pass) {
+    if ran.iter().any(|(_, v)| *v == Verdict::Pass) {
         return (ReqVerdict::Pass, None);
     }
     if ran
         .iter()
-        .any(|r| r.verdict == Verdict::RejectCodeNotObservable)
+        .any(|(_, v)| *v == Verdict::RejectCodeNotObservable)
     {
         return (
             ReqVerdict::NotTestable,
@@ -166,7 +265,7 @@ fn judge(row: &crate::trace::Row, ran: &[&VectorResult]) -> (ReqVerdict, Option<
     }
     let why = ran
         .iter()
-        .find_map(|r| r.detail.clone())
+        .find_map(|(r, _)| r.detail.clone())
         .unwrap_or_else(|| "no vector applies to this SUT".into());
     (ReqVerdict::NotApplicable, Some(why))
 }

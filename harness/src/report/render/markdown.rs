@@ -120,6 +120,31 @@ pub fn render(rep: &Report) -> String {
         "{} selected, {} executed: {} passed, {} failed ({})\n",
         sum.selected, sum.executed, sum.passed, sum.failed, sum.counts
     );
+    if rep.steps_not_run > 0 {
+        let _ = writeln!(
+            s,
+            "{} step(s) of executed vectors did not run: a close ended their vector first (each result lists them).\n",
+            rep.steps_not_run
+        );
+    }
+    if !rep.incidental.is_empty() {
+        let _ = writeln!(s, "## Seen in passing\n");
+        let _ = writeln!(
+            s,
+            "Defects seen while running vectors about something else; each counts once, under its own requirement.\n"
+        );
+        for i in &rep.incidental {
+            let _ = writeln!(
+                s,
+                "- **{}**: {} (seen in {} vector(s): {})",
+                i.requirement,
+                cell(&i.detail),
+                i.vectors.len(),
+                i.vectors.join(", ")
+            );
+        }
+        s.push('\n');
+    }
     if let Some(p) = &rep.published {
         published(&mut s, p);
     }

@@ -1,0 +1,278 @@
+//! A session vector's outcome from its steps: the vector's verdict (the first failing step
+//! decides; then inconclusive, then a reject whose code could not be seen), the deciding
+//! step's evidence, and one result per vector step with the requirements it tests, so the
+//! report fails only the requirements of the steps that failed.
+
+use super::steps::{Run, StepRecord};
+use super::StepFailure;
+use crate::catalog::vector::{Expect, RejectSpec, Vector};
+use crate::evaluate::fold_runs;
+use crate::method::Outcome;
+use crate::model::{StepResult, Verdict};
+
+/// How much a step verdict weighs in the vector's: failures first, then what could not be
+/// decided, then a reject without a visible code, then a pass.
+fn weight(v: Verdict) -> u8 {
+    match v {
+        _ if v.is_failure() => 3,
+        Verdict::Inconclusive => 2,
+        Verdict::RejectCodeNotObservable => 1,
+        _ => 0,
+    }
+}
+
+/// The requirements vector step `j` tests: its own, or the vector's, and the requirements
+/// of the codes its rejects expect.
+fn step_requirements(v: &Vector, j: usize) -> Vec<String> {
+    let Some(s) = v.steps.get(j) else {
+        return v.requirements.clone();
+    };
+    let mut out = if s.requirements.is_empty() {
+        v.requirements.clone()
+    } else {
+        s.requirements.clone()
+    };
+    for e in s.expect.as_slice() {
+        if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e {
+            out.extend(f.code_requirements.iter().cloned());
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// The failure that decides a group of records (the earliest of the heaviest verdict), with
+/// its index in `records`.
+pub(super) fn deciding<'a>(records: &[&'a StepRecord]) -> Option<(usize, &'a StepFailure)> {
+    records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.failures.first().map(|f| (k, f.as_ref())))
+        .max_by(|(ka, a), (kb, b)| {
+            weight(a.verdict)
+                .cmp(&weight(b.verdict))
+                // The earliest of equal weight.
+                .then(kb.cmp(ka))
+        })
+}
+
+/// The vector's outcome from its run.
+pub fn of(v: &Vector, run: Run) -> Outcome {
+    let all: Vec<&StepRecord> = run.records.iter().collect();
+    let after = run.after.first();
+    let decided = deciding(&all);
+    let not_run = run.records.iter().filter(|r| r.not_run.is_some()).count();
+    let last_code = run.records.iter().rev().find_map(|r| r.code.clone());
+    let mut o = match (decided, after) {
+        (Some((_, f)), a) if a.is_none() || f.verdict.is_failure() => failed(f),
+        (_, Some(a)) => failed(a),
+        _ => {
+            let mut o = Outcome::pass(
+                fold_runs(run.records.iter().map(|r| r.expected.clone())),
+                fold_runs(run.records.iter().map(|r| r.observed.clone())),
+            );
+            o.observed_error_code = last_code.clone();
+            o
+        }
+    };
+    if o.observed_error_code.is_none() {
+        o.observed_error_code = last_code;
+    }
+    let failing: Vec<&StepFailure> = run
+        .records
+        .iter()
+        .filter_map(|r| r.failures.first())
+        .map(AsRef::as_ref)
+        .filter(|f| f.verdict.is_failure())
+        .chain(run.after.iter().map(AsRef::as_ref))
+        .collect();
+    // The vector failed only on codes when every failing step did.
+    o.code_only = if failing.is_empty() {
+        None
+    } else {
+        failing
+            .iter()
+            .map(|f| f.code_only.clone())
+            .collect::<Option<Vec<Vec<String>>>>()
+            .map(|lists| {
+                let mut all: Vec<String> = lists.into_iter().flatten().collect();
+                all.sort();
+                all.dedup();
+                all
+            })
+    };
+    if o.verdict != Verdict::Pass {
+        let mut extra = Vec::new();
+        let more = failing.len().saturating_sub(1);
+        if more > 0 {
+            extra.push(format!("{more} more step(s) failed"));
+        }
+        if not_run > 0 {
+            let why = run
+                .records
+                .iter()
+                .find_map(|r| r.not_run.clone())
+                .unwrap_or_default();
+            extra.push(format!("{not_run} later step(s) {why}"));
+        }
+        if !extra.is_empty() {
+            o.detail = Some(format!(
+                "{} ({})",
+                o.detail.take().unwrap_or_default(),
+                extra.join("; ")
+            ));
+        }
+        o.steps = step_results(v, &run.records);
+    }
+    o
+}
+
+fn failed(f: &StepFailure) -> Outcome {
+    Outcome {
+        expected: f.expected.clone(),
+        observed: f.observed.clone(),
+        observed_error_code: f.code.clone(),
+        ..Outcome::stop(f.verdict, f.why.clone())
+    }
+}
+
+/// One result per vector step: the worst of its repetitions, or not run.
+fn step_results(v: &Vector, records: &[StepRecord]) -> Vec<StepResult> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < records.len() {
+        let j = records[k].step;
+        let group: Vec<&StepRecord> = records[k..].iter().take_while(|r| r.step == j).collect();
+        k += group.len();
+        let ran: Vec<&StepRecord> = group
+            .iter()
+            .copied()
+            .filter(|r| r.not_run.is_none())
+            .collect();
+        let requirements = step_requirements(v, j);
+        let (verdict, detail, broke) = if ran.is_empty() {
+            (
+                None,
+                group.first().and_then(|r| r.not_run.clone()),
+                Vec::new(),
+            )
+        } else {
+            match deciding(&ran) {
+                Some((_, f)) => (
+                    Some(f.verdict),
+                    Some(f.why.clone()),
+                    // A failure on the code alone is charged to the code's requirements.
+                    f.code_only.clone().unwrap_or_default(),
+                ),
+                None => (Some(Verdict::Pass), None, Vec::new()),
+            }
+        };
+        out.push(StepResult {
+            step: j + 1,
+            verdict,
+            requirements,
+            broke,
+            detail,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(step: usize, f: Option<Verdict>, not_run: bool) -> StepRecord {
+        StepRecord {
+            step,
+            label: format!("step {}: ", step + 1),
+            expected: "x".into(),
+            observed: "y".into(),
+            code: None,
+            failures: f
+                .map(|v| StepFailure::new(v, format!("step {}: why", step + 1), "x", "y"))
+                .into_iter()
+                .collect(),
+            not_run: not_run.then(|| "not run: the connection closed during step 2".into()),
+        }
+    }
+
+    fn vector() -> Vector {
+        serde_saphyr::from_str(
+            r#"
+id: core_9999_x
+title: t
+namespace: core
+requirements: [CORE-001, CORE-002]
+methods: [session]
+steps:
+  - send: {raw: [{hex: "00"}]}
+    expect: {accept: {}}
+    requirements: [CORE-002]
+  - send: {raw: [{hex: "00"}]}
+    expect: {reject: {code: ERR_INVALID_FRAME, code_requirements: [ERR-004]}}
+  - send: {raw: [{hex: "00"}]}
+    expect: {accept: {}}
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_failing_step_decides_and_each_step_keeps_its_requirements() {
+        let v = vector();
+        let run = Run {
+            records: vec![
+                rec(0, None, false),
+                rec(1, Some(Verdict::Fail), false),
+                rec(2, Some(Verdict::Inconclusive), false),
+            ],
+            after: Vec::new(),
+        };
+        let o = of(&v, run);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(
+            o.detail.as_deref().unwrap().starts_with("step 2: why"),
+            "{:?}",
+            o.detail
+        );
+        assert_eq!(o.steps.len(), 3);
+        assert_eq!(o.steps[0].requirements, ["CORE-002"]);
+        assert_eq!(o.steps[0].verdict, Some(Verdict::Pass));
+        assert_eq!(o.steps[1].requirements, ["CORE-001", "CORE-002", "ERR-004"]);
+        assert_eq!(o.steps[2].verdict, Some(Verdict::Inconclusive));
+    }
+
+    #[test]
+    fn steps_a_close_left_are_listed_not_run_and_do_not_decide() {
+        let v = vector();
+        let run = Run {
+            records: vec![
+                rec(0, None, false),
+                rec(1, Some(Verdict::RejectCodeNotObservable), false),
+                rec(2, None, true),
+            ],
+            after: Vec::new(),
+        };
+        let o = of(&v, run);
+        assert_eq!(o.verdict, Verdict::RejectCodeNotObservable);
+        assert_eq!(o.steps[2].verdict, None);
+        assert!(o.detail.unwrap().contains("1 later step(s) not run"));
+    }
+
+    #[test]
+    fn a_pass_lists_no_steps() {
+        let v = vector();
+        let run = Run {
+            records: vec![
+                rec(0, None, false),
+                rec(1, None, false),
+                rec(2, None, false),
+            ],
+            after: Vec::new(),
+        };
+        let o = of(&v, run);
+        assert_eq!(o.verdict, Verdict::Pass);
+        assert!(o.steps.is_empty());
+    }
+}

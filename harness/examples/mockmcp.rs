@@ -14,7 +14,11 @@
 //!   (`serverInfo: {}`), `toolname` (tools without `name`), `ping` (`{"pong": true}`),
 //!   `mimetype` (a numeric `mimeType` in resource contents), `prompt` (prompt messages
 //!   without `content`), `twice` (every response sent twice), `sampling` (a sampling request
-//!   to a client that did not declare it).
+//!   to a client that did not declare it), `methodcode` (an unknown method gets -32602
+//!   "Invalid request parameters" instead of -32601, as servers on the Python SDK 1.x do:
+//!   its request validation answers so).
+//! - `banner`: `good`, after one line that is not JSON on stdout at start-up (a banner, as
+//!   servers that log to stdout print).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
 //!   without `jsonrpc`, and requests are processed before `initialize`.
 //! - `garbage`: writes a line that is not JSON instead of answering `initialize`.
@@ -40,6 +44,7 @@ struct Defects {
     prompt: bool,
     twice: bool,
     sampling: bool,
+    methodcode: bool,
 }
 
 #[derive(Clone)]
@@ -409,6 +414,9 @@ impl Server {
                 let r = json!({"completion": {"values": ["alpha", "beta"], "total": 2, "hasMore": false}});
                 vec![self.ok(&id, r, false)]
             }
+            _ if self.cfg.defects.methodcode => {
+                vec![Self::err(&id, -32602, "Invalid request parameters")]
+            }
             _ => vec![Self::err(&id, -32601, "Method not found")],
         }
     }
@@ -496,6 +504,7 @@ fn config(mode: &str, max_version: String) -> Config {
         Some("prompt") => d.prompt = true,
         Some("twice") => d.twice = true,
         Some("sampling") => d.sampling = true,
+        Some("methodcode") => d.methodcode = true,
         Some(other) => {
             eprintln!("mockmcp: unknown defect {other}");
             std::process::exit(2);
@@ -529,6 +538,10 @@ fn main() {
     let cfg = config(&mode, max_version);
     if mode == "slow" {
         std::thread::sleep(std::time::Duration::from_secs(4));
+    }
+    if mode == "banner" {
+        // Before the client's first line, as a server that logs its start to stdout does.
+        println!("mockmcp 0 listening on stdio");
     }
     if cfg.http {
         let Some(port_file) = opt("--port-file") else {

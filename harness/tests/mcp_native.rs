@@ -6,14 +6,20 @@
 //! are compared with reports/third-party/<server>/expected.json so a change in either
 //! direction shows: every non-pass there names the rule it breaks (or why it is no
 //! deviation) and the observed behaviour, and a failure for another reason than the one
-//! recorded is a change too. `SWP_UPDATE_REPORTS=1` rewrites report.json and expected.json
-//! (keeping the recorded rules) and then fails, so the rewrite is reviewed.
+//! recorded is a change too. The defects a server showed in passing (incidental
+//! observations, one per requirement and key over the run) are compared with
+//! reports/third-party/<server>/incidental.json the same way. `SWP_UPDATE_REPORTS=1`
+//! rewrites report.json, expected.json and incidental.json (keeping the recorded rules)
+//! and then fails, so the rewrite is reviewed. Attribution is under test too: a defect is
+//! the failure of the vector whose own step sees it, and an incidental observation
+//! everywhere else (a stdout banner, an unknown method's error code in vectors that only
+//! use the method to see the session go on).
 
 mod common;
 use common::expected::{compare_expected, read_expected, rebuild_expected};
 use common::{catalog, explain, root};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use swp_conform::catalog::Catalog;
@@ -47,6 +53,31 @@ fn verdicts(rs: &[VectorResult]) -> BTreeMap<String, String> {
     rs.iter()
         .map(|r| (r.vector_id.clone(), r.verdict.as_str().to_owned()))
         .collect()
+}
+
+/// The run's incidental observations as the report counts them: one per requirement and
+/// key, whichever vectors saw it.
+fn incidentals(rs: &[VectorResult]) -> BTreeSet<(String, String)> {
+    rs.iter()
+        .flat_map(|r| &r.incidental)
+        .map(|i| (i.requirement.clone(), i.key.clone()))
+        .collect()
+}
+
+/// The vectors that saw incidental observations, with their keys.
+fn seen_by(rs: &[VectorResult]) -> String {
+    rs.iter()
+        .filter(|r| !r.incidental.is_empty())
+        .map(|r| {
+            let keys: Vec<String> = r
+                .incidental
+                .iter()
+                .map(|i| format!("{} ({})", i.key, i.detail))
+                .collect();
+            format!("{}: {}", r.vector_id, keys.join("; "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Whether a result is not applicable only because of the negotiated version or the
@@ -101,8 +132,8 @@ fn mock_sut(mode: &str) -> (Sut, PathBuf) {
     mock_sut_with(mode, mode, &[], "stdio", "2025-06-18", 3000)
 }
 
-/// Every vector passes or is out of the run's scope (version, transport); returns the
-/// vectors that ran.
+/// Every vector passes or is out of the run's scope (version, transport), and no defect was
+/// seen in passing either; returns the vectors that ran.
 fn assert_all_pass(rs: &[VectorResult]) -> Vec<String> {
     let wrong: Vec<&VectorResult> = rs
         .iter()
@@ -113,6 +144,8 @@ fn assert_all_pass(rs: &[VectorResult]) -> Vec<String> {
         "{}",
         explain(&wrong.into_iter().cloned().collect::<Vec<_>>())
     );
+    // Attribution invents nothing: a conformant server shows no defect in passing.
+    assert!(incidentals(rs).is_empty(), "{}", seen_by(rs));
     rs.iter()
         .filter(|r| r.verdict == Verdict::Pass)
         .map(|r| r.vector_id.clone())
@@ -210,22 +243,67 @@ fn start_up_time_is_granted_before_the_first_step() {
 }
 
 /// The deliberately broken server: each defect fails the run (a failing vector whose
-/// requirement is absolute) and names the rule it breaks.
+/// requirement is absolute) and names the rule it breaks, in exactly the vectors whose own
+/// steps see it. Where another vector only meets the defect in passing (the initialize
+/// result every vector opens with, the tool list a `pick` chooses from, the resource a
+/// `pick` reads), it is an incidental observation under the same rule, not that vector's
+/// failure: before attribution, such a defect failed every vector that met it.
 #[test]
 fn each_schema_defect_of_a_broken_server_fails_at_must() {
     let cat = catalog();
     let mut wrong = Vec::new();
-    for (defect, vector, rule) in [
-        ("serverinfo", "mcpnative_0001", "MCPN-020"),
-        ("toolname", "mcpnative_0003", "MCPN-020"),
+    // (defect, the vector about it, its rule, every vector that fails; None: not listed)
+    let cases: [(&str, &str, &str, Option<&[&str]>); 7] = [
+        // 0014 opens with an expectation of its own (a counter-offer), so it judges the
+        // initialize result too.
+        (
+            "serverinfo",
+            "mcpnative_0001",
+            "MCPN-020",
+            Some(&["mcpnative_0001", "mcpnative_0014"]),
+        ),
+        // 0017 walks the tool list as its own step; the vectors that pick a tool find no
+        // named one and do not apply.
+        (
+            "toolname",
+            "mcpnative_0003",
+            "MCPN-020",
+            Some(&["mcpnative_0003", "mcpnative_0017"]),
+        ),
         // The official schemas let a result carry more members; the exact emptiness of a
         // ping result is the ping rule's.
-        ("ping", "mcpnative_0007", "MCPN-008"),
-        ("mimetype", "mcpnative_0012", "MCPN-020"),
-        ("prompt", "mcpnative_0013", "MCPN-020"),
-        ("twice", "mcpnative_0001", "MCPN-021"),
-        ("sampling", "mcpnative_0030", "MCPN-022"),
-    ] {
+        (
+            "ping",
+            "mcpnative_0007",
+            "MCPN-008",
+            Some(&["mcpnative_0007"]),
+        ),
+        // 0020's pick reads the text resource on its way to the blob.
+        (
+            "mimetype",
+            "mcpnative_0012",
+            "MCPN-020",
+            Some(&["mcpnative_0012"]),
+        ),
+        (
+            "prompt",
+            "mcpnative_0013",
+            "MCPN-020",
+            Some(&["mcpnative_0013"]),
+        ),
+        // Every vector whose own step sends a request sees its answer twice.
+        ("twice", "mcpnative_0001", "MCPN-021", None),
+        // The sampling request arrives while 0030's `pick` lists the tools: it is the
+        // vector's all the same, because 0030 tests MCPN-022; the tool-list vectors meet
+        // it in passing.
+        (
+            "sampling",
+            "mcpnative_0030",
+            "MCPN-022",
+            Some(&["mcpnative_0030"]),
+        ),
+    ];
+    for (defect, vector, rule, failing) in cases {
         let mode = format!("broken-{defect}");
         let (sut, work) = mock_sut(&mode);
         let rs = run(&cat, &sut, &work);
@@ -245,7 +323,38 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
                 wrong.push(format!("{mode}: {} fails below MUST", r.vector_id));
             }
         }
+        let failed: Vec<String> = rs
+            .iter()
+            .filter(|r| r.verdict != Verdict::Pass && !out_of_scope(r))
+            .filter(|r| r.verdict != Verdict::NotApplicable)
+            .map(|r| r.vector_id.split('_').take(2).collect::<Vec<_>>().join("_"))
+            .collect();
+        if let Some(want) = failing {
+            if failed != want {
+                wrong.push(format!(
+                    "{mode}: {failed:?} did not pass, expected exactly {want:?}\n{}",
+                    explain(&rs)
+                ));
+            }
+        }
+        // In passing, only this defect's rule is seen.
+        if let Some((req, key)) = incidentals(&rs).into_iter().find(|(req, _)| req != rule) {
+            wrong.push(format!(
+                "{mode}: an incidental {req} {key:?}\n{}",
+                seen_by(&rs)
+            ));
+        }
     }
+    // The duplicated answer to a set-up `initialize` is not the failure of a vector whose
+    // own step only sends a notification.
+    let (sut, work) = mock_sut("broken-twice");
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0002_*"]);
+    assert_eq!(rs[0].verdict, Verdict::Pass, "{}", explain(&rs));
+    assert!(
+        rs[0].incidental.iter().any(|i| i.requirement == "MCPN-021"),
+        "{}",
+        seen_by(&rs)
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
@@ -266,17 +375,117 @@ fn mock_lax_server_fails_exactly_its_deviations() {
     }
 }
 
+/// A server that prints one banner line on stdout breaks the stdio rule once: that is one
+/// incidental observation of the run, and every vector is judged on the valid messages, so
+/// each gets the verdict the conformant server gets.
+#[test]
+fn a_stdout_banner_is_one_defect_of_the_run_not_a_failure_per_vector() {
+    let cat = catalog();
+    let (sut, work) = mock_sut("good");
+    let good = run(&cat, &sut, &work);
+    let (sut, work) = mock_sut("banner");
+    let banner = run(&cat, &sut, &work);
+    assert_eq!(
+        verdicts(&banner),
+        verdicts(&good),
+        "{}\n{}",
+        explain(&banner),
+        seen_by(&banner)
+    );
+    let seen = incidentals(&banner);
+    assert_eq!(seen.len(), 1, "{}", seen_by(&banner));
+    let (req, key) = seen.iter().next().unwrap();
+    assert_eq!(req, "MCPN-020", "{key}");
+    assert!(key.contains("stdout"), "{key}");
+    // Every vector that started the server saw the banner and says so (those out of the
+    // run's version scope too: they learn the version from the server).
+    let saw = banner.iter().filter(|r| !r.incidental.is_empty()).count();
+    assert!(saw >= 30, "{saw}:\n{}", seen_by(&banner));
+}
+
+/// The misattribution of issue 26: mcpnative_0028 (a cancellation of an unknown request is
+/// ignored) and 0029 (one response per request) send an unknown method only to see the
+/// session go on and to count answers, yet they asked for its code, -32601, and a failed
+/// expectation was charged to their own requirements (MCPN-028, and MCPN-021 at MUST). A
+/// server answering unknown methods with another code (the Python SDK 1.x's -32602
+/// "Invalid request parameters") thus failed three vectors for one defect, two of them
+/// under rules it kept. Now the code is judged by the rule it belongs to: 0008 fails
+/// MCPN-009, and the other vectors record it once, as an incidental observation.
+#[test]
+fn an_unknown_methods_code_fails_only_the_vector_about_it() {
+    let cat = catalog();
+    let (sut, work) = mock_sut("broken-methodcode");
+    let rs = run(&cat, &sut, &work);
+    let v = verdicts(&rs);
+    let r = rs
+        .iter()
+        .find(|r| r.vector_id == "mcpnative_0008_unknown_method")
+        .unwrap();
+    assert_eq!(r.verdict, Verdict::Fail, "{}", explain(&rs));
+    assert!(r.absolute && r.requirements.iter().any(|q| q == "MCPN-009"));
+    for id in [
+        "mcpnative_0028_cancel_unknown_request",
+        "mcpnative_0029_one_response_per_request",
+    ] {
+        assert_eq!(v[id], "pass", "{}", explain(&rs));
+        let r = rs.iter().find(|r| r.vector_id == id).unwrap();
+        assert!(
+            r.incidental.iter().any(|i| i.requirement == "MCPN-009"),
+            "{id}: {:?}",
+            r.incidental
+        );
+    }
+    let failing: Vec<&str> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass && !out_of_scope(r))
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    assert_eq!(
+        failing,
+        ["mcpnative_0008_unknown_method"],
+        "{}",
+        explain(&rs)
+    );
+    let seen = incidentals(&rs);
+    assert_eq!(seen.len(), 1, "{}", seen_by(&rs));
+    assert!(seen.iter().all(|(req, _)| req == "MCPN-009"), "{seen:?}");
+}
+
 #[test]
 fn mock_garbage_and_crash_are_reported() {
     let cat = catalog();
+    // A line that is not JSON instead of the initialize result: the line is the transport's
+    // defect (one incidental observation), and initialize goes unanswered. That fails the
+    // vector about opening; a vector that only opens a session to get going cannot be
+    // decided (inconclusive), and says why.
     let (sut, work) = mock_sut("garbage");
-    let rs = run(&cat, &sut, &work);
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0001_*", "mcpnative_0003_*"]);
     let r = rs
         .iter()
         .find(|r| r.vector_id == "mcpnative_0001_initialize")
         .unwrap();
     assert_eq!(r.verdict, Verdict::Fail, "{}", explain(&rs));
     assert!(r.detail.as_deref().unwrap_or("").contains("not JSON"));
+    assert!(r.absolute);
+    let r = rs
+        .iter()
+        .find(|r| r.vector_id == "mcpnative_0003_tools_list")
+        .unwrap();
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{}", explain(&rs));
+    assert_eq!(r.steps.len(), 2, "{:?}", r.steps);
+    assert_eq!(r.steps[1].verdict, None, "{:?}", r.steps);
+    let seen = incidentals(&rs);
+    assert!(
+        seen.iter()
+            .any(|(req, key)| req == "MCPN-020" && key.contains("stdout")),
+        "{}",
+        seen_by(&rs)
+    );
+    assert!(
+        seen.iter().any(|(req, _)| req == "MCPN-001"),
+        "{}",
+        seen_by(&rs)
+    );
     let (sut, work) = mock_sut("crash");
     let rs = run(&cat, &sut, &work);
     let r = rs
@@ -320,6 +529,7 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
                 .then(|| format!("no deviation: {}", r.detail.as_deref().unwrap_or("")))
         });
         std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+        write_incidental(&out.join("incidental.json"), &rs)?;
         let mut report = Report::new(
             RunInfo {
                 pattern: "mcpnative_*".into(),
@@ -353,10 +563,13 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
         std::fs::write(out.join("report.json"), report.to_json()).map_err(|e| e.to_string())?;
         let text = serde_json::to_string_pretty(&rebuilt).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;
-        return Err(format!("{dir}: rewrote report.json and expected.json"));
+        return Err(format!(
+            "{dir}: rewrote report.json, expected.json and incidental.json"
+        ));
     }
     let want = read_expected(&expected_path)?;
-    let diff = compare_expected(&rs, &want);
+    let mut diff = compare_expected(&rs, &want);
+    diff.extend(compare_incidental(&out.join("incidental.json"), &rs)?);
     if !diff.is_empty() {
         return Err(format!(
             "{dir}: results changed against {} (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
@@ -366,6 +579,57 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A defect a real server showed in passing, as reports/third-party/<server>/incidental.json
+/// lists it: the report counts it once per run, under its requirement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Seen {
+    requirement: String,
+    key: String,
+}
+
+fn seen(rs: &[VectorResult]) -> BTreeSet<Seen> {
+    incidentals(rs)
+        .into_iter()
+        .map(|(requirement, key)| Seen { requirement, key })
+        .collect()
+}
+
+fn write_incidental(path: &Path, rs: &[VectorResult]) -> Result<(), String> {
+    let list: Vec<Seen> = seen(rs).into_iter().collect();
+    let text = serde_json::to_string_pretty(&list).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every incidental observation that appeared or went away, one line each.
+fn compare_incidental(path: &Path, rs: &[VectorResult]) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let want: BTreeSet<Seen> = serde_json::from_str::<Vec<Seen>>(&text)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .into_iter()
+        .collect();
+    let got = seen(rs);
+    let mut diff: Vec<String> = got
+        .difference(&want)
+        .map(|s| {
+            format!(
+                "  new incidental observation: {} {:?}",
+                s.requirement, s.key
+            )
+        })
+        .collect();
+    diff.extend(want.difference(&got).map(|s| {
+        format!(
+            "  incidental observation gone: {} {:?}",
+            s.requirement, s.key
+        )
+    }));
+    if !diff.is_empty() {
+        diff.push(format!("  seen in this run:\n{}", seen_by(rs)));
+    }
+    Ok(diff)
 }
 
 /// The real servers, by manifest (implementations/manifests/<name>.yaml) and report

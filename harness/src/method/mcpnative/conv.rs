@@ -2,17 +2,19 @@
 //! lines, Streamable HTTP exchanges, WebSocket messages), every message the server sends
 //! read, judged by [`super::judge`] when the vector is an `mcp_native` one, server requests
 //! answered, and what the steps wait for (responses, notifications, HTTP statuses) kept
-//! until a step takes it.
+//! until a step takes it. A rule a message breaks is charged to the step whose request it
+//! answers (or that watches for it); one that belongs to no step of the vector, and noise
+//! that is no JSON-RPC message at all, is an incidental observation, never a stop.
 
 use super::chan::{Got, TransportError, WsChan};
 use super::http::{Exchange, HttpClient, HttpEvent, Verb};
-use super::judge::{self, Inbound, Peer};
+use super::judge::{self, Inbound, Peer, Violation};
 use crate::connect::process::Supervised;
 use crate::connect::wire::{Recv, StdioWire, Wire};
-use crate::model::{Dir, NaCause, TranscriptEntry, Verdict};
+use crate::model::{Dir, Incidental, NaCause, TranscriptEntry, Verdict};
 use crate::sut::Timing;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Longest line or message the harness accepts from a server.
@@ -42,6 +44,10 @@ pub(super) struct Stop {
     pub broke: Vec<String>,
     /// For not-applicable: whose choice.
     pub na: Option<NaCause>,
+    /// The defect's class without ids or times (`initialize unanswered`), for the key of an
+    /// incidental observation when the stop belongs to no step of the vector. Boxed: the
+    /// stop travels in every `Err`, so it stays small.
+    pub key: Option<Box<str>>,
 }
 
 impl Stop {
@@ -57,6 +63,7 @@ impl Stop {
             observed: observed.into(),
             broke: Vec::new(),
             na: None,
+            key: None,
         }
     }
 
@@ -82,6 +89,35 @@ impl Stop {
         }
         self
     }
+
+    /// The same stop, attributed to `rule` unless it already names one.
+    pub fn or_breaking(self, rule: &str) -> Stop {
+        if self.broke.is_empty() {
+            self.breaking(&[rule.to_owned()])
+        } else {
+            self
+        }
+    }
+
+    /// The same stop with the class of its defect, unless it already has one.
+    pub fn keyed(mut self, key: impl Into<String>) -> Stop {
+        if self.key.is_none() {
+            self.key = Some(key.into().into_boxed_str());
+        }
+        self
+    }
+}
+
+/// What the step being run judges (`docs/mcp-native.md`, Attribution).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Focus {
+    /// The step, 0-based.
+    pub step: usize,
+    /// The step watches everything that arrives (a quiet window): a message that answers
+    /// no request of another step is its business.
+    pub watch_all: bool,
+    /// The notifications the step waits for.
+    pub expects: Vec<String>,
 }
 
 /// A message the server sent that a step may still take.
@@ -131,6 +167,23 @@ pub(super) enum Pumped {
     Closed(String),
 }
 
+/// The step a violation is charged to, or `None` for an incidental observation (sans-IO).
+/// `answers` is the step the message belongs to: the one whose request it answers or whose
+/// progress token it carries, or the step being run when it waits for that notification.
+/// A message that belongs to no step is the business of a step that watches everything (a
+/// quiet window). `ours`: the rule is one the vector itself tests, which makes the message
+/// the vector's wherever it is seen, even in the answer to a set-up request.
+pub(super) fn charged_step(
+    answers: Option<usize>,
+    focus: &Focus,
+    ours: bool,
+    setup: &[bool],
+) -> Option<usize> {
+    let step = answers.or_else(|| (focus.watch_all || ours).then_some(focus.step))?;
+    let set_up = setup.get(step).copied().unwrap_or(false);
+    (ours || !set_up).then_some(step)
+}
+
 pub(super) fn short(s: &str) -> String {
     if s.chars().count() <= TRANSCRIPT_CHARS {
         s.to_owned()
@@ -157,8 +210,29 @@ pub(super) struct Conv<'a> {
     pub inbox: VecDeque<Arrived>,
     /// Notifications, in arrival order, with the step they arrived in.
     pub notifications: Vec<(usize, String, Value)>,
-    /// The step being run.
-    pub step: usize,
+    /// What the step being run judges.
+    pub focus: Focus,
+    /// Per step, whether it only gets the vector going (an `open` or `pick` the vector's
+    /// own steps follow): what its requests are answered with is not the vector's matter.
+    pub setup: Vec<bool>,
+    /// The rules the vector itself tests: a violation of one of them is the vector's
+    /// wherever in its session it is seen (a vector about one response per request watches
+    /// every response).
+    pub vector_rules: BTreeSet<String>,
+    /// The step that sent each request, with its method, by id text.
+    owners: BTreeMap<String, (usize, String)>,
+    /// The step whose request carries each progress token, by token text.
+    token_owners: BTreeMap<String, usize>,
+    /// Violations charged to a step of the vector, in arrival order.
+    pub charged: Vec<(usize, Stop)>,
+    /// Defects that belong to no step of the vector, one per key.
+    pub incidental: Vec<Incidental>,
+    /// Why the transport is gone (the server closed it, or it broke).
+    pub gone: Option<String>,
+    /// The vector's time (`vector_ms`) ran out.
+    pub out_of_time: bool,
+    /// Messages skipped because they were no JSON-RPC messages.
+    pub skipped: usize,
     /// HTTP exchanges by number.
     pub exchanges: BTreeMap<u64, ExState>,
     /// The exchange the last message was posted on.
@@ -171,6 +245,50 @@ pub(super) struct Conv<'a> {
     pub session_ended: Option<String>,
     /// The HTTP exchange each request went out on, by id text.
     pub request_exchange: BTreeMap<String, u64>,
+}
+
+impl<'a> Conv<'a> {
+    /// A conversation over `chan` with the started server `proc`, begun at `start`; `peer`
+    /// judges every message (`mcp_native`), `grace` is a stdio server's start-up time.
+    pub fn new(
+        chan: Chan,
+        proc: &'a mut Supervised,
+        timing: Timing,
+        start: Instant,
+        peer: Option<Peer>,
+        grace: Option<Duration>,
+    ) -> Conv<'a> {
+        Conv {
+            chan,
+            proc,
+            timing,
+            buf: Vec::new(),
+            start,
+            hard_deadline: start + Duration::from_millis(timing.vector_ms),
+            read_total: 0,
+            closed: None,
+            transcript: Vec::new(),
+            peer,
+            inbox: VecDeque::new(),
+            notifications: Vec::new(),
+            focus: Focus::default(),
+            setup: Vec::new(),
+            vector_rules: BTreeSet::new(),
+            owners: BTreeMap::new(),
+            token_owners: BTreeMap::new(),
+            charged: Vec::new(),
+            incidental: Vec::new(),
+            gone: None,
+            out_of_time: false,
+            skipped: 0,
+            exchanges: BTreeMap::new(),
+            last_exchange: None,
+            grace,
+            protocol_header: None,
+            session_ended: None,
+            request_exchange: BTreeMap::new(),
+        }
+    }
 }
 
 impl Conv<'_> {
@@ -198,6 +316,114 @@ impl Conv<'_> {
         let grace = self.grace.unwrap_or_default();
         (Instant::now() + Duration::from_millis(self.timing.step_ms) + grace)
             .min(self.hard_deadline)
+    }
+
+    /// The step being run sent a request with `id` (and `token`, its progress token): its
+    /// answer, and progress on the token, are charged to this step.
+    pub fn sent(&mut self, id: &Value, method: &str, token: Option<&Value>) {
+        let step = self.focus.step;
+        self.owners
+            .insert(id.to_string(), (step, method.to_owned()));
+        if let Some(t) = token {
+            self.token_owners.insert(t.to_string(), step);
+        }
+    }
+
+    /// The method of the request sent with `id`.
+    pub fn method_of(&self, id: &Value) -> Option<&str> {
+        self.owners.get(&id.to_string()).map(|(_, m)| m.as_str())
+    }
+
+    /// Whether step `n` only gets the vector going.
+    pub fn is_setup(&self, n: usize) -> bool {
+        self.setup.get(n).copied().unwrap_or(false)
+    }
+
+    /// Records a defect that belongs to no step of the vector: once per key (the report
+    /// counts it once per run, whichever vectors saw it).
+    pub fn note_incidental(&mut self, requirement: &str, key: String, detail: String) {
+        self.log(
+            Dir::Note,
+            &format!(
+                "{requirement}: {detail} (an incidental observation, not this vector's failure)"
+            ),
+        );
+        if self
+            .incidental
+            .iter()
+            .any(|i| i.requirement == requirement && i.key == key)
+        {
+            return;
+        }
+        self.incidental.push(Incidental {
+            requirement: requirement.to_owned(),
+            key,
+            detail: short(&detail),
+        });
+    }
+
+    /// The name of the transport, for keys and messages.
+    fn where_messages_travel(&self) -> &'static str {
+        match self.chan {
+            Chan::Stdio(_) => "stdout",
+            Chan::Http(_) => "HTTP",
+            Chan::Ws(_) => "WebSocket",
+        }
+    }
+
+    /// Something that is no JSON-RPC message arrived where messages travel: one defect of
+    /// the transport, whatever vector sees it, so it is recorded once and skipped, and the
+    /// steps go on with the messages that are valid.
+    fn noise(&mut self, detail: String) {
+        self.skipped += 1;
+        let key = format!(
+            "{} {}: {}",
+            judge::SCHEMA,
+            self.where_messages_travel(),
+            judge::NOT_A_MESSAGE
+        );
+        self.note_incidental(judge::SCHEMA, key, detail);
+    }
+
+    /// Charges a violation to the step it belongs to: the step whose request the message
+    /// answers, or whose request carries the progress token, or the step being run when it
+    /// waits for that notification or watches everything; a violation of a rule the vector
+    /// itself tests is the vector's wherever it is seen. Anything else (the answer to a
+    /// set-up request, a notification or server request unrelated to the step, an answer
+    /// to no request at all) is an incidental observation.
+    fn charge(&mut self, inbound: &Inbound, v: Violation, msg: &Value) {
+        let owner = match inbound {
+            Inbound::Response { id, .. } if !id.is_null() => {
+                self.owners.get(&id.to_string()).map(|(s, _)| *s)
+            }
+            Inbound::Notification { method, params } if method == "notifications/progress" => {
+                params
+                    .get("progressToken")
+                    .and_then(|t| self.token_owners.get(&t.to_string()))
+                    .copied()
+            }
+            Inbound::Notification { method, .. } if self.focus.expects.contains(method) => {
+                Some(self.focus.step)
+            }
+            _ => None,
+        };
+        let ours = self.vector_rules.contains(v.rule);
+        match charged_step(owner, &self.focus, ours, &self.setup) {
+            Some(step) => {
+                self.log(
+                    Dir::Note,
+                    &format!("{}: {} (charged to step {})", v.rule, v.why, step + 1),
+                );
+                let stop = Stop::fail(
+                    format!("{}: {}", v.rule, v.why),
+                    "every message valid for the negotiated version and the session",
+                    short(&msg.to_string()),
+                )
+                .breaking(&[v.rule.to_owned()]);
+                self.charged.push((step, stop));
+            }
+            _ => self.note_incidental(v.rule, v.key, v.why),
+        }
     }
 
     /// Sends one message: a line on stdio, a POST on HTTP, a text frame on WebSocket.
@@ -394,11 +620,21 @@ impl Conv<'_> {
     /// Takes in the next message before `deadline`: judged, a server request answered, a
     /// notification recorded, a response queued for the steps.
     pub fn pump(&mut self, deadline: Instant) -> Result<Pumped, Stop> {
+        let deadline = deadline.min(self.hard_deadline);
         let (bytes, status) = match self.raw(deadline)? {
             Raw::Text(b, s) => (b, s),
             Raw::Event => return Ok(Pumped::Got),
-            Raw::Timeout => return Ok(Pumped::Timeout),
-            Raw::Closed(why) => return Ok(Pumped::Closed(why)),
+            Raw::Timeout => {
+                // A wait cut short by the vector's own limit: no later step can run.
+                if deadline >= self.hard_deadline {
+                    self.out_of_time = true;
+                }
+                return Ok(Pumped::Timeout);
+            }
+            Raw::Closed(why) => {
+                self.gone.get_or_insert_with(|| why.clone());
+                return Ok(Pumped::Closed(why));
+            }
         };
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if text.trim().is_empty() {
@@ -426,20 +662,13 @@ impl Conv<'_> {
                         "a JSON-RPC message per WebSocket message",
                     ),
                 };
-                let stop = Stop::fail(
-                    format!("the server sent {what} that is not JSON ({e}); {rule}"),
-                    want,
-                    short(&text),
-                );
-                return Err(if self.peer.is_some() {
-                    Stop {
-                        why: format!("{}: {}", judge::SCHEMA, stop.why),
-                        ..stop
-                    }
-                    .breaking(&[judge::SCHEMA.to_owned()])
-                } else {
-                    stop
-                });
+                let why = format!("the server sent {what} that is not JSON ({e}); {rule}");
+                if self.peer.is_some() {
+                    self.noise(format!("{why}: {}", short(&text)));
+                    return Ok(Pumped::Got);
+                }
+                // A gateway has no judge: what the step waits for decides.
+                return Err(Stop::fail(why, want, short(&text)));
             }
         };
         let batch = matches!(&v, Value::Array(_))
@@ -463,13 +692,13 @@ impl Conv<'_> {
                 let (inbound, violation) = peer
                     .judge(&m, status)
                     .map_err(|e| Stop::harness(e.to_string()))?;
-                if let Some(v) = violation {
-                    return Err(Stop::fail(
-                        format!("{}: {}", v.rule, v.why),
-                        "every message valid for the negotiated version and the session",
-                        short(&m.to_string()),
-                    )
-                    .breaking(&[v.rule.to_owned()]));
+                match (violation, &inbound) {
+                    (Some(v), Inbound::Garbage) => {
+                        self.noise(format!("{}: {}", v.why, short(&m.to_string())));
+                        return Ok(());
+                    }
+                    (Some(v), _) => self.charge(&inbound, v, &m),
+                    (None, _) => {}
                 }
                 inbound
             }
@@ -508,7 +737,7 @@ impl Conv<'_> {
             Inbound::Notification { method, params } => {
                 self.log(Dir::Note, "notification");
                 self.notifications
-                    .push((self.step, method.clone(), params.clone()));
+                    .push((self.focus.step, method.clone(), params.clone()));
             }
             Inbound::Response { .. } => self.inbox.push_back(Arrived {
                 msg: m,
@@ -586,23 +815,30 @@ impl Conv<'_> {
                         .iter()
                         .filter_map(|a| a.response_id().map(Value::to_string))
                         .collect();
-                    let obs = if others.is_empty() {
+                    let mut obs = if others.is_empty() {
                         "no response".to_owned()
                     } else {
                         format!("only responses to other ids: {}", others.join(", "))
                     };
-                    return Err(Stop::fail(
-                        format!("no response with id {id} in time"),
-                        format!("a response with id {id}"),
-                        obs,
-                    ));
+                    let mut why = format!("no response with id {id} in time");
+                    if self.skipped > 0 {
+                        let noise = format!(
+                            "meanwhile {} line(s) or message(s) that are not JSON-RPC arrived and were skipped",
+                            self.skipped
+                        );
+                        why = format!("{why}; {noise}");
+                        obs = format!("{obs}; {noise}");
+                    }
+                    let method = self.method_of(id).unwrap_or("the request").to_owned();
+                    return Err(Stop::fail(why, format!("a response with id {id}"), obs)
+                        .keyed(format!("{method} unanswered")));
                 }
                 Pumped::Closed(why) => {
-                    return Err(Stop::fail(
-                        why.clone(),
-                        format!("a response with id {id}"),
-                        why,
-                    ))
+                    let method = self.method_of(id).unwrap_or("the request").to_owned();
+                    return Err(
+                        Stop::fail(why.clone(), format!("a response with id {id}"), why)
+                            .keyed(format!("{method} unanswered: the transport closed")),
+                    );
                 }
             }
         }
@@ -642,5 +878,48 @@ impl Conv<'_> {
                 Pumped::Timeout | Pumped::Closed(_) => return Ok(()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(step: usize, watch_all: bool) -> Focus {
+        Focus {
+            step,
+            watch_all,
+            expects: Vec::new(),
+        }
+    }
+
+    /// Steps of `mcpnative_0029`: a set-up `open`, then the vector's own requests.
+    const SETUP: [bool; 5] = [true, false, false, false, false];
+
+    #[test]
+    fn an_answer_is_charged_to_the_step_that_sent_the_request() {
+        // A second answer to step 2's request, arriving while step 4 runs.
+        assert_eq!(charged_step(Some(1), &at(3, false), false, &SETUP), Some(1));
+        assert_eq!(charged_step(Some(1), &at(3, true), false, &SETUP), Some(1));
+    }
+
+    #[test]
+    fn the_answer_to_a_set_up_request_is_no_step_of_the_vector() {
+        assert_eq!(charged_step(Some(0), &at(1, false), false, &SETUP), None);
+        // Not even when it arrives in a quiet window: it answers initialize.
+        assert_eq!(charged_step(Some(0), &at(4, true), false, &SETUP), None);
+    }
+
+    #[test]
+    fn a_rule_the_vector_tests_is_the_vectors_wherever_it_is_seen() {
+        assert_eq!(charged_step(Some(0), &at(1, false), true, &SETUP), Some(0));
+        // A server request during a set-up `pick` in a vector about server requests.
+        assert_eq!(charged_step(None, &at(0, false), true, &SETUP), Some(0));
+    }
+
+    #[test]
+    fn what_answers_no_request_belongs_to_a_step_only_in_its_quiet_window() {
+        assert_eq!(charged_step(None, &at(2, false), false, &SETUP), None);
+        assert_eq!(charged_step(None, &at(2, true), false, &SETUP), Some(2));
     }
 }

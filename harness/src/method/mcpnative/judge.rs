@@ -3,7 +3,9 @@
 //! response, notification or request, with the first rule it breaks: the official schema of
 //! the negotiated version (MCPN-020), one response per request (MCPN-021), requests and
 //! notifications only for negotiated capabilities (MCPN-022, MCPN-023), nothing but pings
-//! before `initialized` (MCPN-024), progress on live tokens only (MCPN-027).
+//! before `initialized` (MCPN-024), progress on live tokens only (MCPN-027). Each violation
+//! carries a key naming the defect without ids or times, so the same defect seen in many
+//! vectors counts once when it belongs to none of them (`docs/mcp-native.md`, Attribution).
 
 use super::schema::{self, SchemaError, VersionSchema};
 use serde_json::Value;
@@ -22,6 +24,11 @@ pub const SERVER_CAPS: &str = "MCPN-023";
 pub const BEFORE_INITIALIZED: &str = "MCPN-024";
 /// Progress only for live tokens, always increasing.
 pub const PROGRESS: &str = "MCPN-027";
+/// An unknown method gets error -32601.
+pub const METHOD_NOT_FOUND: &str = "MCPN-009";
+
+/// The class of a message that is no JSON-RPC message at all (the transport's noise).
+pub const NOT_A_MESSAGE: &str = "not a JSON-RPC message";
 
 /// A rule a server message broke.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +37,19 @@ pub struct Violation {
     pub rule: &'static str,
     /// What happened, in the protocol's terms.
     pub why: String,
+    /// The defect's class: the rule, the message's method and the kind of problem, never an
+    /// id, a value or a time, so one defect seen in many vectors has one key.
+    pub key: String,
+}
+
+impl Violation {
+    fn new(rule: &'static str, class: impl std::fmt::Display, why: String) -> Violation {
+        Violation {
+            rule,
+            key: format!("{rule} {class}"),
+            why,
+        }
+    }
 }
 
 /// What a server message is.
@@ -85,7 +105,8 @@ pub struct Peer {
     /// The client sent `notifications/initialized` (always true on 2026-07-28).
     pub initialized: bool,
     pending: BTreeMap<String, Pending>,
-    answered: BTreeSet<String>,
+    /// Requests answered, with their method (a second answer names it).
+    answered: BTreeMap<String, String>,
     /// Messages sent whose id the server cannot read: each may be answered by one error
     /// without an id (JSON-RPC 2.0 §5; docs/spec-issues.md SI-033).
     unreadable: usize,
@@ -129,7 +150,7 @@ impl Peer {
             client_caps,
             initialized: false,
             pending: BTreeMap::new(),
-            answered: BTreeSet::new(),
+            answered: BTreeMap::new(),
             unreadable: 0,
             progress: BTreeMap::new(),
             finished_tokens: BTreeSet::new(),
@@ -193,6 +214,15 @@ impl Peer {
         }
     }
 
+    /// Whether the judged version defines `method` as a client request: a method it does
+    /// not define is unknown to MCP, and its error code is MCPN-009's (-32601). `None` when
+    /// the schema is unavailable.
+    pub fn defines_method(&mut self, method: &str) -> Option<bool> {
+        let v = self.judged_version();
+        let s = self.schema(&v).ok().filter(|s| s.has("ClientRequest"))?;
+        Some(s.member_for("ClientRequest", method).is_some())
+    }
+
     /// Whether a request with `id` is still unanswered.
     pub fn is_pending(&self, id: &Value) -> bool {
         self.pending.contains_key(&key(id))
@@ -209,15 +239,35 @@ impl Peer {
         let Some(obj) = msg.as_object() else {
             return Ok((
                 Inbound::Garbage,
-                Some(Violation {
-                    rule: SCHEMA,
-                    why: format!(
+                Some(Violation::new(
+                    SCHEMA,
+                    NOT_A_MESSAGE,
+                    format!(
                         "the server sent {}, which is not a JSON-RPC message object",
                         kind(msg)
                     ),
-                }),
+                )),
             ));
         };
+        // An object with nothing of a JSON-RPC message (no method, id, result or error) is
+        // noise on the transport, like a line that is not JSON; one with an id is a broken
+        // response and judged as one.
+        if ["method", "id", "result", "error"]
+            .iter()
+            .all(|k| !obj.contains_key(*k))
+        {
+            return Ok((
+                Inbound::Garbage,
+                Some(Violation::new(
+                    SCHEMA,
+                    NOT_A_MESSAGE,
+                    format!(
+                        "the server sent a JSON object with no method, id, result or error: {}",
+                        short(msg)
+                    ),
+                )),
+            ));
+        }
         let method = obj.get("method").and_then(Value::as_str).map(str::to_owned);
         let params = obj.get("params").cloned().unwrap_or(Value::Null);
         match (method, obj.get("id")) {
@@ -248,9 +298,12 @@ impl Peer {
         instance: &Value,
     ) -> Result<Option<Violation>, SchemaError> {
         let s = self.schema(version)?;
-        Ok(s.check(def, instance)?.err().map(|why| Violation {
-            rule: SCHEMA,
-            why: format!("{what} breaks the {version} schema ({def}): {why}"),
+        Ok(s.check(def, instance)?.err().map(|why| {
+            Violation::new(
+                SCHEMA,
+                format!("{what} breaks the schema"),
+                format!("{what} breaks the {version} schema ({def}): {why}"),
+            )
         }))
     }
 
@@ -262,12 +315,13 @@ impl Peer {
     ) -> Result<Option<Violation>, SchemaError> {
         let s = self.schema(version)?;
         if !s.has("ServerRequest") {
-            return Ok(Some(Violation {
-                rule: SCHEMA,
-                why: format!(
+            return Ok(Some(Violation::new(
+                SCHEMA,
+                format!("a {method} request where the version has no server requests"),
+                format!(
                     "the server sent a {method} request; {version} has no requests from server to client"
                 ),
-            }));
+            )));
         }
         let def = s
             .member_for("ServerRequest", method)
@@ -285,21 +339,23 @@ impl Peer {
         };
         if let Some(cap) = needs {
             if !declared(&self.client_caps, cap) {
-                return Ok(Some(Violation {
-                    rule: CLIENT_CAPS,
-                    why: format!(
+                return Ok(Some(Violation::new(
+                    CLIENT_CAPS,
+                    format!("{method} to a client without `{cap}`"),
+                    format!(
                         "the server sent {method} to a client that did not declare the `{cap}` capability"
                     ),
-                }));
+                )));
             }
         }
         if !self.initialized && method != "ping" {
-            return Ok(Some(Violation {
-                rule: BEFORE_INITIALIZED,
-                why: format!(
+            return Ok(Some(Violation::new(
+                BEFORE_INITIALIZED,
+                format!("{method} before initialized"),
+                format!(
                     "the server sent a {method} request before the client's notifications/initialized"
                 ),
-            }));
+            )));
         }
         Ok(None)
     }
@@ -322,18 +378,22 @@ impl Peer {
         }
         let caps = &self.server_caps;
         let missing = |path: &str| -> Option<Violation> {
-            (!declared(caps, path)).then(|| Violation {
-                rule: SERVER_CAPS,
-                why: format!(
-                    "the server sent {method} without declaring `{path}` in its capabilities"
-                ),
+            (!declared(caps, path)).then(|| {
+                Violation::new(
+                    SERVER_CAPS,
+                    format!("{method} without `{path}` declared"),
+                    format!(
+                        "the server sent {method} without declaring `{path}` in its capabilities"
+                    ),
+                )
             })
         };
         let v = match method {
-            "notifications/message" if schema::is_stateless(version) => Some(Violation {
-                rule: SERVER_CAPS,
-                why: "the server sent notifications/message for a request that set no log level (2026-07-28: it MUST NOT)".into(),
-            }),
+            "notifications/message" if schema::is_stateless(version) => Some(Violation::new(
+                SERVER_CAPS,
+                "notifications/message without a log level asked for",
+                "the server sent notifications/message for a request that set no log level (2026-07-28: it MUST NOT)".into(),
+            )),
             "notifications/message" => missing("logging"),
             "notifications/tools/list_changed" => missing("tools.listChanged"),
             "notifications/prompts/list_changed" => missing("prompts.listChanged"),
@@ -341,11 +401,14 @@ impl Peer {
             "notifications/resources/updated" => {
                 missing("resources.subscribe").or_else(|| {
                     let uri = params.get("uri").and_then(Value::as_str).unwrap_or_default();
-                    (!self.subscribed.contains(uri)).then(|| Violation {
-                        rule: SERVER_CAPS,
-                        why: format!(
-                            "the server sent notifications/resources/updated for {uri}, to which the client did not subscribe"
-                        ),
+                    (!self.subscribed.contains(uri)).then(|| {
+                        Violation::new(
+                            SERVER_CAPS,
+                            "notifications/resources/updated for a resource not subscribed",
+                            format!(
+                                "the server sent notifications/resources/updated for {uri}, to which the client did not subscribe"
+                            ),
+                        )
                     })
                 })
             }
@@ -362,14 +425,18 @@ impl Peer {
             .values()
             .any(|p| p.progress.as_deref() == Some(token.as_str()));
         if !live {
-            let why = if self.finished_tokens.contains(&token) {
-                format!("progress for token {token} after the response to its request")
+            return Some(if self.finished_tokens.contains(&token) {
+                Violation::new(
+                    PROGRESS,
+                    "progress after the response",
+                    format!("progress for token {token} after the response to its request"),
+                )
             } else {
-                format!("progress for token {token}, which no request in flight carries")
-            };
-            return Some(Violation {
-                rule: PROGRESS,
-                why,
+                Violation::new(
+                    PROGRESS,
+                    "progress for a token not in flight",
+                    format!("progress for token {token}, which no request in flight carries"),
+                )
             });
         }
         let value = params
@@ -378,12 +445,13 @@ impl Peer {
             .unwrap_or_default();
         if let Some(last) = self.progress.insert(token.clone(), value) {
             if value <= last {
-                return Some(Violation {
-                    rule: PROGRESS,
-                    why: format!(
+                return Some(Violation::new(
+                    PROGRESS,
+                    "progress that does not increase",
+                    format!(
                         "progress for token {token} went from {last} to {value}; it must increase"
                     ),
-                });
+                ));
             }
         }
         None
@@ -415,13 +483,14 @@ impl Peer {
             let allowed =
                 is_error && (self.unreadable > 0 || http_status.is_some_and(|s| s >= 400));
             if !allowed {
-                let v = Violation {
-                    rule: ONE_RESPONSE,
-                    why: format!(
+                let v = Violation::new(
+                    ONE_RESPONSE,
+                    "a response without an id",
+                    format!(
                         "the server sent a response without an id ({}), which answers no request the client sent",
                         short(msg)
                     ),
-                };
+                );
                 return Ok((answers(None), Some(v)));
             }
             self.unreadable = self.unreadable.saturating_sub(1);
@@ -444,23 +513,27 @@ impl Peer {
         }
         let k = key(&id);
         let Some(p) = self.pending.remove(&k) else {
-            let why = if self.answered.contains(&k) {
-                format!("a second response to request {k}: {}", short(msg))
-            } else {
-                format!(
-                    "a response to id {k}, which the client never sent: {}",
-                    short(msg)
-                )
+            let v = match self.answered.get(&k) {
+                Some(method) => Violation::new(
+                    ONE_RESPONSE,
+                    format!("a second response to {method}"),
+                    format!(
+                        "a second response to request {k} ({method}): {}",
+                        short(msg)
+                    ),
+                ),
+                None => Violation::new(
+                    ONE_RESPONSE,
+                    "a response to an id never sent",
+                    format!(
+                        "a response to id {k}, which the client never sent: {}",
+                        short(msg)
+                    ),
+                ),
             };
-            return Ok((
-                answers(None),
-                Some(Violation {
-                    rule: ONE_RESPONSE,
-                    why,
-                }),
-            ));
+            return Ok((answers(None), Some(v)));
         };
-        self.answered.insert(k);
+        self.answered.insert(k, p.method.clone());
         if let Some(t) = &p.progress {
             self.finished_tokens.insert(t.clone());
         }
@@ -487,7 +560,9 @@ impl Peer {
         } else {
             "JSONRPCResponse"
         };
-        if let Some(v) = self.schema_problem(&rv, result_env, "the response", msg)? {
+        if let Some(v) =
+            self.schema_problem(&rv, result_env, &format!("the response to {method}"), msg)?
+        {
             return Ok((answers(Some(method)), Some(v)));
         }
         let result = result.cloned().unwrap_or(Value::Null);
@@ -510,12 +585,11 @@ impl Peer {
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
             if n > 100 {
-                v = Some(Violation {
-                    rule: "MCPN-043",
-                    why: format!(
-                        "completion/complete returned {n} values; at most 100 are allowed"
-                    ),
-                });
+                v = Some(Violation::new(
+                    "MCPN-043",
+                    "completion/complete with more than 100 values",
+                    format!("completion/complete returned {n} values; at most 100 are allowed"),
+                ));
             }
         }
         Ok((answers(Some(method)), v))

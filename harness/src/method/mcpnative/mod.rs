@@ -3,13 +3,16 @@
 //! process per vector. For `mcp_native` vectors every message the server sends is judged
 //! against the official schema of the negotiated version and the session's rules
 //! (`judge`), and what a vector exercises is taken from the server's own answers: its
-//! declared capabilities, its tools, resources and prompts (`docs/mcp-native.md`).
+//! declared capabilities, its tools, resources and prompts (`docs/mcp-native.md`). A
+//! defect is charged to the step whose request it answers; one that belongs to no step of
+//! the vector is an incidental observation, counted once per run.
 
 pub mod args;
 pub mod chan;
 mod conv;
 pub mod http;
 pub mod judge;
+mod record;
 pub mod schema;
 pub mod sse;
 mod steps;
@@ -26,7 +29,7 @@ use chan::WsChan;
 use conv::{Chan, Conv};
 use http::HttpClient;
 use serde_json::json;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -215,54 +218,18 @@ impl TestMethod for McpNativeMethod<'_> {
                 .unwrap_or_else(|| json!({}));
             judge::Peer::new(&self.spec.protocol_version, caps, schema::schema_dir())
         });
-        let mut conv = Conv {
-            chan,
-            proc: &mut p,
-            timing: self.spec.timing,
-            buf: Vec::new(),
-            start: start_t,
-            hard_deadline: start_t + Duration::from_millis(self.spec.timing.vector_ms),
-            read_total: 0,
-            closed: None,
-            transcript: Vec::new(),
-            peer,
-            inbox: VecDeque::new(),
-            notifications: Vec::new(),
-            step: 0,
-            exchanges: BTreeMap::new(),
-            last_exchange: None,
-            // A stdio server is started by the first line it reads; on the other transports
-            // the harness waited for it to listen.
-            grace: stdio.then(|| Duration::from_millis(self.spec.timing.start_ms)),
-            protocol_header: None,
-            session_ended: None,
-            request_exchange: BTreeMap::new(),
-        };
+        // A stdio server is started by the first line it reads; on the other transports the
+        // harness waited for it to listen.
+        let grace = stdio.then(|| Duration::from_millis(self.spec.timing.start_ms));
+        let mut conv = Conv::new(chan, &mut p, self.spec.timing, start_t, peer, grace);
         conv.log(Dir::Note, &format!("started {}", self.describe()));
         let mut runner = steps::Runner::new(v, &self.spec);
-        let outcome = runner.run(&mut conv);
+        let ran = runner.run(&mut conv);
+        let incidental = std::mem::take(&mut conv.incidental);
         let transcript = std::mem::take(&mut conv.transcript);
-        let hard = Instant::now() >= conv.hard_deadline;
         let exited = conv.proc.exited();
         drop(conv);
-        let mut o = match outcome {
-            Ok((e, o)) => Outcome::pass(e, o),
-            Err(stop) => {
-                let verdict = if hard && stop.verdict == Verdict::Fail {
-                    Verdict::Timeout
-                } else {
-                    stop.verdict
-                };
-                Outcome {
-                    expected: stop.expected,
-                    observed: stop.observed,
-                    broke: stop.broke,
-                    na_cause: stop.na,
-                    ..Outcome::stop(verdict, stop.why)
-                }
-            }
-        }
-        .with_transcript(transcript);
+        let mut o = record::outcome(ran, incidental).with_transcript(transcript);
         // The harness has not closed stdin (unless a step did): an exit with a failure
         // status is a crash.
         if let Some(st) = exited.filter(|s| !s.success && !runner.closed_input) {

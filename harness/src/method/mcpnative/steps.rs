@@ -1,17 +1,21 @@
 //! The steps of an `mcp_native` or `mcp_gateway` vector, run on a [`Conv`]: the session
 //! actions (`open`, `request`, `pick`, `walk`, ...) with their `mcp` expectations, and the
-//! plain `jsonrpc_line` steps with `response` / `no_response`.
+//! plain `jsonrpc_line` steps with `response` / `no_response`. Each step is judged on its
+//! own ([`super::record`]): a failing step does not stop the vector while the session is
+//! usable, and a step that only gets the vector going (an `open` or `pick` before its own
+//! steps) is set-up, whose answers are not the vector's matter.
 
 use super::args;
-use super::conv::{short, Arrived, Chan, Conv, Pumped, Stop};
+use super::conv::{short, Arrived, Chan, Conv, Focus, Pumped, Stop};
 use super::http::{Exchange, Verb};
-use super::judge::{declared, Inbound};
+use super::judge::{self, declared, Inbound};
+use super::record::{End, Ran, StepRecord};
 use super::schema;
 use crate::catalog::mcpnative::{
     HttpSpec, McpExpect, McpStep, OpenSpec, Pick, RequestSpec, SessionHeader, WalkSpec,
 };
 use crate::catalog::vector::{Expect, Num, ResponseSpec, Step, Vector};
-use crate::model::{Dir, NaCause};
+use crate::model::{Dir, NaCause, Verdict};
 use crate::sut::McpNativeSpec;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -34,6 +38,41 @@ fn list_rule(method: &str) -> &'static str {
         "resources/templates/list" => "MCPN-036",
         _ => "MCPN-020",
     }
+}
+
+/// `resources/read` answers with the resource's contents.
+const RESOURCE_READ: &str = "MCPN-013";
+
+/// Whether a step only gets the vector going: an `open` or a `pick` without expectations
+/// of its own that the vector's own steps follow. The last step is always the vector's
+/// own (a vector of one `open` is about opening).
+fn is_setup(s: &Step, last: bool) -> bool {
+    !last
+        && s.expect.as_slice().is_empty()
+        && matches!(s.mcp, Some(McpStep::Open(_)) | Some(McpStep::Pick(_)))
+}
+
+/// What a set-up step checks of the server, and so the rules its failure breaks: the
+/// session opens; the list it picks from is answered.
+fn setup_rules(s: &Step) -> Vec<String> {
+    let rules: &[&str] = match &s.mcp {
+        Some(McpStep::Open(_)) => &[INITIALIZE],
+        Some(McpStep::Pick(Pick::Tool | Pick::ToolWithArguments)) => &["MCPN-004"],
+        Some(McpStep::Pick(Pick::Resource)) => &["MCPN-006"],
+        Some(McpStep::Pick(Pick::BlobResource)) => &["MCPN-006", RESOURCE_READ],
+        Some(McpStep::Pick(Pick::Prompt | Pick::PromptWithRequiredArgument)) => &["MCPN-007"],
+        Some(McpStep::Pick(Pick::CompletionTarget)) => &["MCPN-007", "MCPN-036"],
+        _ => &[],
+    };
+    rules.iter().map(|r| (*r).to_owned()).collect()
+}
+
+/// The `mcp` expectations of a step.
+fn mcp_expects(s: &Step) -> impl Iterator<Item = &McpExpect> {
+    s.expect.as_slice().iter().filter_map(|e| match e {
+        Expect::Mcp(x) => Some(x.as_ref()),
+        _ => None,
+    })
 }
 
 /// Whether `actual` contains `expected`: objects by subset, arrays when every expected
@@ -75,6 +114,9 @@ pub(super) struct Runner<'v> {
     tools: BTreeMap<String, Value>,
     /// The steps closed the server's stdin (its exit is then expected).
     pub closed_input: bool,
+    /// The requirements the step being run tests: a check the harness knows belongs to
+    /// another rule fails the step only when the step tests that rule.
+    tested: Vec<String>,
 }
 
 impl<'v> Runner<'v> {
@@ -96,7 +138,82 @@ impl<'v> Runner<'v> {
             opened: false,
             tools: BTreeMap::new(),
             closed_input: false,
+            tested: Vec::new(),
         }
+    }
+
+    /// The requirements step `n` tests: a set-up step, what it checks of the server; any
+    /// other, its own requirements (or the vector's) and the rules its expectations name.
+    fn step_requirements(&self, n: usize, setup: bool) -> Vec<String> {
+        let Some(s) = self.vector.steps.get(n) else {
+            return self.vector.requirements.clone();
+        };
+        if setup {
+            return setup_rules(s);
+        }
+        let mut out = if s.requirements.is_empty() {
+            self.vector.requirements.clone()
+        } else {
+            s.requirements.clone()
+        };
+        for e in mcp_expects(s) {
+            for r in &e.rule {
+                if !out.contains(r) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The rules the vector tests anywhere: its own, its steps' and its expectations'.
+    fn vector_rules(&self) -> std::collections::BTreeSet<String> {
+        let mut out: std::collections::BTreeSet<String> =
+            self.vector.requirements.iter().cloned().collect();
+        for s in &self.vector.steps {
+            out.extend(s.requirements.iter().cloned());
+            for e in mcp_expects(s) {
+                out.extend(e.rule.iter().cloned());
+            }
+        }
+        out
+    }
+
+    /// A check whose rule the harness knows failed: the step's failure when the step tests
+    /// that rule, else a defect seen in passing (an incidental observation under the rule),
+    /// and the step is judged on the rest (`Ok`).
+    fn judged_by(
+        &self,
+        conv: &mut Conv<'_>,
+        rule: &str,
+        class: &str,
+        stop: Stop,
+    ) -> Result<(), Stop> {
+        if self.tested.iter().any(|r| r == rule) {
+            return Err(stop.breaking(&[rule.to_owned()]));
+        }
+        conv.note_incidental(
+            rule,
+            format!("{rule} {class}"),
+            format!("{} (observed: {})", stop.why, stop.observed),
+        );
+        Ok(())
+    }
+
+    /// Why step `n` cannot run after what the steps before it did, if it cannot.
+    fn precondition(&self, conv: &Conv<'_>, s: &Step, records: &[StepRecord]) -> Option<String> {
+        let failed = records
+            .iter()
+            .position(|r| !r.failures.is_empty() || r.not_run.is_some());
+        if let (Some(McpStep::Http(h)), Some(k)) = (&s.mcp, failed) {
+            if h.session == Some(SessionHeader::Ended) && conv.session_ended.is_none() {
+                return Some(format!(
+                    "not run: it needs the session an earlier step ended, and step {} did not end one",
+                    k + 1
+                ));
+            }
+        }
+        None
     }
 
     fn text_vars(&self) -> BTreeMap<String, String> {
@@ -159,33 +276,165 @@ impl<'v> Runner<'v> {
         })
     }
 
-    /// Runs every step, then takes in what still arrives for `silence_ms` (late
-    /// duplicates). Returns what the last step expected and observed.
-    pub fn run(&mut self, conv: &mut Conv<'_>) -> Result<(String, String), Stop> {
-        let (mut last_e, mut last_o) = (String::new(), String::new());
-        for (n, s) in self.vector.steps.iter().enumerate() {
-            conv.step = n;
+    /// Runs every step, each judged on its own, then takes in what still arrives for
+    /// `silence_ms` (late duplicates). A step that fails does not stop the vector: only a
+    /// closed transport, the vector's time, a set-up step that could not do its part, a
+    /// not-applicable or a harness error ends it, and the steps left are listed with why.
+    pub fn run(&mut self, conv: &mut Conv<'_>) -> Ran {
+        let steps = &self.vector.steps;
+        let last = steps.len().saturating_sub(1);
+        conv.setup = steps
+            .iter()
+            .enumerate()
+            .map(|(n, s)| is_setup(s, n == last))
+            .collect();
+        conv.vector_rules = self.vector_rules();
+        let mut records: Vec<StepRecord> = (0..steps.len())
+            .map(|n| StepRecord {
+                requirements: self.step_requirements(n, conv.is_setup(n)),
+                ..StepRecord::default()
+            })
+            .collect();
+        let mut end = None;
+        for (n, s) in steps.iter().enumerate() {
+            conv.focus = Focus {
+                step: n,
+                watch_all: mcp_expects(s).any(|e| e.quiet_ms.is_some()),
+                expects: mcp_expects(s)
+                    .filter_map(|e| e.notification.as_ref().map(|x| x.method.clone()))
+                    .collect(),
+            };
+            self.tested = records[n].requirements.clone();
             if let Some(note) = &s.note {
-                conv.log(Dir::Note, &format!("step {n}: {note}"));
+                conv.log(Dir::Note, &format!("step {}: {note}", n + 1));
             }
-            let at = |st: Stop| Stop {
-                why: format!("step {n}: {}", st.why),
-                ..st
+            if let Some(why) = self.precondition(conv, s, &records) {
+                conv.log(Dir::Note, &format!("step {}: {why}", n + 1));
+                records[n].not_run = Some(why);
+                continue;
+            }
+            records[n].ran = true;
+            let r = match &s.mcp {
+                Some(m) => self.mcp_step(conv, m, s),
+                None => self.line_step(conv, s),
             };
-            let (e, o) = match &s.mcp {
-                Some(m) => self.mcp_step(conv, m, s).map_err(at)?,
-                None => self.line_step(conv, s).map_err(at)?,
+            take_charged(conv, &mut records);
+            let stop = match r {
+                Ok((e, o)) => {
+                    records[n].expected = e;
+                    records[n].observed = o;
+                    if conv.out_of_time && n < last {
+                        end = Some(End::Cut(
+                            Verdict::Timeout,
+                            format!(
+                                "the vector's time ({} ms) ran out after step {}",
+                                self.spec.timing.vector_ms,
+                                n + 1
+                            ),
+                        ));
+                        break;
+                    }
+                    continue;
+                }
+                Err(stop) => Stop {
+                    why: format!("step {}: {}", n + 1, stop.why),
+                    ..stop
+                },
             };
-            last_e = e;
-            last_o = o;
+            match stop.verdict {
+                Verdict::NotApplicable => {
+                    // The step found the vector out of the server's scope: it judged nothing.
+                    records[n].ran = false;
+                    records[n].not_run = Some(format!("not applicable: {}", stop.why));
+                    end = Some(End::NotApplicable(stop));
+                    break;
+                }
+                Verdict::HarnessError => {
+                    records[n].failures.push(stop.clone());
+                    end = Some(End::Harness(stop));
+                    break;
+                }
+                _ => {}
+            }
+            let stop = if conv.out_of_time {
+                Stop {
+                    verdict: Verdict::Timeout,
+                    ..stop
+                }
+            } else {
+                stop
+            };
+            if conv.is_setup(n) {
+                // The vector could not get going: a defect of the server, but not what the
+                // vector tests, so it counts once per run, whichever vectors meet it.
+                let rule = stop
+                    .broke
+                    .first()
+                    .cloned()
+                    .or_else(|| records[n].requirements.first().cloned())
+                    .unwrap_or_else(|| INITIALIZE.to_owned());
+                let class = stop.key.as_deref().map_or_else(
+                    || format!("set-up ({}) failed", describe_step_of(s)),
+                    str::to_owned,
+                );
+                conv.note_incidental(&rule, format!("{rule} {class}"), stop.why.clone());
+                records[n].setup_failure = Some(stop.or_breaking(&rule));
+                end = Some(End::SetUp(n));
+                break;
+            }
+            let opening = matches!(s.mcp, Some(McpStep::Open(_)) | Some(McpStep::Pick(_)));
+            let cut = conv.out_of_time || conv.gone.is_some() || opening;
+            records[n].failures.push(stop);
+            if cut {
+                // Nothing later can run: the transport is gone, the time is out, or the
+                // session (or the thing to use) the later steps need is not there.
+                let why = if conv.out_of_time {
+                    format!(
+                        "the vector's time ({} ms) ran out during step {}",
+                        self.spec.timing.vector_ms,
+                        n + 1
+                    )
+                } else if let Some(g) = &conv.gone {
+                    format!("{g} during step {}", n + 1)
+                } else {
+                    format!(
+                        "step {} did not open the session or find what to use",
+                        n + 1
+                    )
+                };
+                end = Some(End::Cut(Verdict::Fail, why));
+                break;
+            }
         }
-        if conv.peer.is_some() && !self.closed_input {
-            conv.drain(self.spec.timing.silence_ms).map_err(|st| Stop {
-                why: format!("after the last step: {}", st.why),
-                ..st
-            })?;
+        if let Some(e) = &end {
+            let why = match e {
+                End::NotApplicable(_) => "not run: the vector does not apply".to_owned(),
+                End::Harness(_) => "not run: the harness could not go on".to_owned(),
+                End::SetUp(k) => format!("not run: step {} (set-up) failed", k + 1),
+                End::Cut(_, why) => format!("not run: {why}"),
+            };
+            for r in records.iter_mut().filter(|r| !r.ran && r.not_run.is_none()) {
+                r.not_run = Some(why.clone());
+            }
         }
-        Ok((last_e, last_o))
+        if end.is_none() && conv.peer.is_some() && !self.closed_input && conv.gone.is_none() {
+            // Late duplicates answer their own requests; anything else arriving now belongs
+            // to no step unless it breaks a rule the vector tests.
+            conv.focus = Focus {
+                step: last,
+                ..Focus::default()
+            };
+            if let Err(st) = conv.drain(self.spec.timing.silence_ms) {
+                if let Some(r) = records.get_mut(last) {
+                    r.failures.push(Stop {
+                        why: format!("after the last step: {}", st.why),
+                        ..st
+                    });
+                }
+            }
+        }
+        take_charged(conv, &mut records);
+        Ran { records, end }
     }
 
     fn next_id(&mut self) -> Value {
@@ -242,6 +491,7 @@ impl<'v> Runner<'v> {
         if let Some(p) = params {
             msg["params"] = p;
         }
+        conv.sent(&id, method, token.as_ref());
         if let Some(peer) = &mut conv.peer {
             peer.sent_request(&id, method, token.as_ref());
             if method == "resources/subscribe" {
@@ -424,7 +674,8 @@ impl<'v> Runner<'v> {
                             format!("supportedVersions listing {asked}"),
                             obs,
                         )
-                        .breaking(&[DISCOVER.to_owned()]));
+                        .breaking(&[DISCOVER.to_owned()])
+                        .keyed("server/discover does not list the version it answers at"));
                     }
                     self.opened_at(conv, &asked, r.get("capabilities").cloned(), true);
                     return self.gate(conv, obs);
@@ -499,7 +750,8 @@ impl<'v> Runner<'v> {
                         "the response has neither result nor error",
                         "a discovery result",
                         obs,
-                    ))
+                    )
+                    .keyed("server/discover answered with neither result nor error"))
                 }
             }
         }
@@ -532,7 +784,8 @@ impl<'v> Runner<'v> {
             };
             return Err(
                 Stop::fail(format!("{rule}: {why}"), "an InitializeResult", obs)
-                    .breaking(&[rule.to_owned()]),
+                    .breaking(&[rule.to_owned()])
+                    .keyed("initialize answered with an error"),
             );
         };
         let pv = r
@@ -720,15 +973,18 @@ impl<'v> Runner<'v> {
         let mut cursor: Option<String> = None;
         for _ in 0..pages {
             let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-            let a = self.call(conv, method, params)?;
+            let rule = list_rule(method);
+            let a = self
+                .call(conv, method, params)
+                .map_err(|st| st.or_breaking(rule))?;
             let Some(r) = a.msg.get("result") else {
-                let rule = list_rule(method);
                 return Err(Stop::fail(
                     format!("{rule}: {method} was answered with an error, though the server declares the capability"),
                     format!("a {method} result"),
                     short(&a.msg.to_string()),
                 )
-                .breaking(&[rule.to_owned()]));
+                .breaking(&[rule.to_owned()])
+                .keyed(format!("{method} answered with an error")));
             };
             items.extend(
                 r.get(key)
@@ -761,7 +1017,7 @@ impl<'v> Runner<'v> {
                 let mut safe: Vec<&Value> = tools.iter().filter(|t| callable(t)).collect();
                 if safe.is_empty() {
                     return Err(untested(format!(
-                        "none of the {} listed tools is annotated readOnlyHint: true and openWorldHint: false (without required task execution); the harness calls only tools that change nothing and reach nothing outside the machine",
+                        "none of the {} listed tools is named and annotated readOnlyHint: true and openWorldHint: false (without required task execution); the harness calls only tools that change nothing and reach nothing outside the machine",
                         tools.len()
                     )));
                 }
@@ -821,7 +1077,9 @@ impl<'v> Runner<'v> {
                     });
                 }
                 for uri in uris.iter().take(5) {
-                    let a = self.call(conv, "resources/read", Some(json!({"uri": uri})))?;
+                    let a = self
+                        .call(conv, "resources/read", Some(json!({"uri": uri})))
+                        .map_err(|st| st.or_breaking(RESOURCE_READ))?;
                     let blob = a
                         .msg
                         .pointer("/result/contents")
@@ -1032,6 +1290,10 @@ impl<'v> Runner<'v> {
         let body = match &h.body {
             Some(b) => {
                 let b = self.fill(b)?;
+                if let (Some(id), Some(m)) = (b.get("id"), b.get("method").and_then(Value::as_str))
+                {
+                    conv.sent(id, m, None);
+                }
                 if let Some(peer) = &mut conv.peer {
                     match (b.get("id"), b.get("method").and_then(Value::as_str)) {
                         (Some(id), Some(m)) => peer.sent_request(id, m, None),
@@ -1258,11 +1520,23 @@ impl<'v> Runner<'v> {
             };
             let code = err.get("code").and_then(Value::as_i64).unwrap_or_default();
             if !want.codes.is_empty() && !want.codes.contains(&code) {
-                return Err(Stop::fail(
+                let stop = Stop::fail(
                     format!("error code {code} instead of {}", codes.join(" or ")),
                     expected.join("; "),
-                    observed,
-                ));
+                    observed.clone(),
+                );
+                // The code of an error to a method MCP does not define is MCPN-009's: a
+                // vector that only uses such a request (to see the session go on, or count
+                // answers) does not fail for its code (mcpnative_0028, 0029).
+                match code_rule(conv, a, &want.codes) {
+                    Some(rule) => self.judged_by(
+                        conv,
+                        rule,
+                        "an unknown method answered with a code other than -32601",
+                        stop,
+                    )?,
+                    None => return Err(stop),
+                }
             }
             for k in &want.data_has {
                 if err.get("data").and_then(|d| d.get(k)).is_none() {
@@ -1326,49 +1600,57 @@ impl<'v> Runner<'v> {
             );
             let a = resp()?;
             observed = short(&a.msg.to_string());
-            let Some(r) = result_of(a) else {
-                return Err(Stop::fail(
-                    format!("{TOOL_CALL}: calling a listed tool with arguments valid against its inputSchema was answered with an error"),
-                    expected.join("; "),
-                    observed,
-                )
-                .breaking(&[TOOL_CALL.to_owned()]));
-            };
-            let out = done
-                .tool
-                .as_ref()
-                .and_then(|t| self.tools.get(t))
-                .and_then(|t| t.get("outputSchema"))
-                .cloned();
-            if r.get("isError") != Some(&json!(true)) {
-                if let Some(schema) = out {
-                    let Some(sc) = r.get("structuredContent") else {
-                        return Err(Stop::fail(
-                            format!("{TOOL_RESULT}: the tool declares an outputSchema, and its result has no structuredContent"),
-                            expected.join("; "),
-                            observed,
-                        )
-                        .breaking(&[TOOL_RESULT.to_owned()]));
-                    };
-                    match args::is_valid(&schema, sc) {
-                        Some(true) => {}
-                        Some(false) => {
-                            return Err(Stop::fail(
-                                format!("{TOOL_RESULT}: structuredContent does not conform to the tool's outputSchema"),
-                                expected.join("; "),
-                                observed,
-                            )
-                            .breaking(&[TOOL_RESULT.to_owned()]))
-                        }
-                        None => {
-                            return Err(Stop::fail(
-                                format!("{TOOL_RESULT}: the tool's outputSchema is not a JSON Schema the harness can compile"),
-                                expected.join("; "),
-                                observed,
-                            )
-                            .breaking(&[TOOL_RESULT.to_owned()]))
-                        }
-                    }
+            // Each check names its rule: a step that does not test that rule (a progress
+            // vector calling a tool) records another rule's defect in passing.
+            'tool: {
+                let Some(r) = result_of(a) else {
+                    let stop = Stop::fail(
+                        format!("{TOOL_CALL}: calling a listed tool with arguments valid against its inputSchema was answered with an error"),
+                        expected.join("; "),
+                        observed.clone(),
+                    );
+                    self.judged_by(
+                        conv,
+                        TOOL_CALL,
+                        "a listed tool called with valid arguments answered with an error",
+                        stop,
+                    )?;
+                    break 'tool;
+                };
+                let out = done
+                    .tool
+                    .as_ref()
+                    .and_then(|t| self.tools.get(t))
+                    .and_then(|t| t.get("outputSchema"))
+                    .cloned();
+                if r.get("isError") == Some(&json!(true)) {
+                    break 'tool;
+                }
+                let Some(schema) = out else { break 'tool };
+                let problem = match r.get("structuredContent") {
+                    None => Some((
+                        "a result without structuredContent",
+                        "the tool declares an outputSchema, and its result has no structuredContent",
+                    )),
+                    Some(sc) => match args::is_valid(&schema, sc) {
+                        Some(true) => None,
+                        Some(false) => Some((
+                            "structuredContent breaking the outputSchema",
+                            "structuredContent does not conform to the tool's outputSchema",
+                        )),
+                        None => Some((
+                            "an outputSchema the harness cannot compile",
+                            "the tool's outputSchema is not a JSON Schema the harness can compile",
+                        )),
+                    },
+                };
+                if let Some((class, why)) = problem {
+                    let stop = Stop::fail(
+                        format!("{TOOL_RESULT}: {why}"),
+                        expected.join("; "),
+                        observed.clone(),
+                    );
+                    self.judged_by(conv, TOOL_RESULT, class, stop)?;
                 }
             }
         }
@@ -1478,6 +1760,47 @@ impl<'v> Runner<'v> {
     }
 }
 
+/// The rule that governs the code of the error `a` carries, when the harness knows it apart
+/// from the vector: a request for a method the negotiated version does not define gets
+/// -32601 (MCPN-009). `None` when the expected codes are not that rule's, or the method
+/// is one MCP defines.
+fn code_rule(conv: &mut Conv<'_>, a: &Arrived, codes: &[i64]) -> Option<&'static str> {
+    if codes != [-32601] {
+        return None;
+    }
+    let method = match &a.inbound {
+        Inbound::Response {
+            method: Some(m), ..
+        } => m.clone(),
+        _ => a
+            .response_id()
+            .and_then(|id| conv.method_of(id))
+            .map(str::to_owned)?,
+    };
+    let defined = conv.peer.as_mut()?.defines_method(&method)?;
+    (!defined).then_some(judge::METHOD_NOT_FOUND)
+}
+
+/// Moves the violations charged while a step ran into the records of the steps they
+/// belong to (the step whose request a message answered may be an earlier one).
+fn take_charged(conv: &mut Conv<'_>, records: &mut [StepRecord]) {
+    for (k, stop) in std::mem::take(&mut conv.charged) {
+        if let Some(r) = records.get_mut(k) {
+            r.failures.push(Stop {
+                why: format!("step {}: {}", k + 1, stop.why),
+                ..stop
+            });
+        }
+    }
+}
+
+/// What a step does, in words.
+fn describe_step_of(s: &Step) -> String {
+    s.mcp
+        .as_ref()
+        .map_or_else(|| "a JSON-RPC line".to_owned(), describe_step)
+}
+
 fn unbound(name: &str) -> Stop {
     Stop::harness(format!(
         "${{{name}}} is not bound: the manifest's mcp_native.params or an earlier pick step binds it"
@@ -1503,9 +1826,13 @@ fn meta_of(params: &mut Option<Value>) -> &mut Map<String, Value> {
     }
 }
 
-/// Whether the harness may call a tool: annotated read-only and closed-world (the
+/// Whether the harness may call a tool: named, annotated read-only and closed-world (the
 /// annotations' defaults are the opposite), and not requiring task execution.
 fn callable(t: &Value) -> bool {
+    // A tool without a name cannot be called (a broken list is judged where it is listed).
+    if !t.get("name").is_some_and(Value::is_string) {
+        return false;
+    }
     let a = t.get("annotations");
     let hint = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
     hint("readOnlyHint") == Some(true)
@@ -1528,6 +1855,9 @@ fn register_line(conv: &mut Conv<'_>, text: &str) -> Option<Value> {
         None => (None, None),
     };
     let readable = parsed.is_some() && id.is_some();
+    if let Some(id) = &id {
+        conv.sent(id, method.unwrap_or("(no method)"), None);
+    }
     if let Some(peer) = &mut conv.peer {
         match (&id, method) {
             (Some(id), Some(m)) => peer.sent_request(id, m, None),

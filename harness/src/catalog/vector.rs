@@ -329,6 +329,29 @@ pub enum Expectations {
 }
 
 impl Vector {
+    /// The requirements step `j` tests: its own `requirements`, or the vector's, and the
+    /// code requirements of its rejects.
+    pub fn step_requirements(&self, j: usize) -> Vec<String> {
+        let Some(s) = self.steps.get(j) else {
+            return self.requirements.clone();
+        };
+        let mut out = if s.requirements.is_empty() {
+            self.requirements.clone()
+        } else {
+            s.requirements.clone()
+        };
+        for e in s.expect.as_slice() {
+            if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e {
+                for r in &f.code_requirements {
+                    if !out.contains(r) {
+                        out.push(r.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Every requirement the vector exercises: its `requirements` and the
     /// `code_requirements` of its rejects, as written (IDs or aliases), without repeats.
     pub fn all_requirements(&self) -> Vec<&str> {

@@ -116,7 +116,7 @@ impl TestMethod for CodecMethod<'_> {
                     .as_ref()
                     .and_then(|f| f.receiver.now_ms)
                     .unwrap_or(CODEC_NOW_MS);
-                self.decode(&steps, config, origin)
+                self.decode(v, &steps, config, origin)
             }
         }
     }
@@ -136,6 +136,7 @@ impl CodecMethod<'_> {
     /// count their times from.
     fn decode(
         &mut self,
+        v: &Vector,
         steps: &[ConcreteStep],
         config: swp_testee_proto::CodecConfig,
         origin: u64,
@@ -207,7 +208,7 @@ impl CodecMethod<'_> {
             );
             return Ok(Outcome::stop(Verdict::HarnessError, why).with_transcript(transcript));
         }
-        Ok(judge(steps, &reply, transcript, origin))
+        Ok(judge(v, steps, &reply, transcript, origin))
     }
 }
 
@@ -224,14 +225,19 @@ fn events_of<'r>(
     }
 }
 
-/// Judges a decode reply step by step; the first failing step decides.
+/// Judges a decode reply step by step: every step is judged (the SUT's answers to all of
+/// them are in the reply), the first failing step decides the vector, and a vector that does
+/// not pass lists each step's result so its requirements roll up per step.
 fn judge(
+    v: &Vector,
     steps: &[ConcreteStep],
     reply: &DecodeReply,
     mut transcript: Vec<TranscriptEntry>,
     origin: u64,
 ) -> Outcome {
     let mut o = Outcome::new(Verdict::Pass, None);
+    let mut judged = Vec::with_capacity(steps.len());
+    let mut decided = false;
     for (i, s) in steps.iter().enumerate() {
         let events = events_of(steps, reply, i);
         if !events.is_empty() {
@@ -243,6 +249,15 @@ fn judge(
         }
         let j = evaluate::judge_codec_step(&s.expect, events);
         let label = step_label(steps.len(), s);
+        judged.push(super::Judged {
+            step: s.step,
+            verdict: Some(j.verdict),
+            why: j.detail.as_ref().map(|d| format!("{label}{d}")),
+            code_only: j.code_only.clone(),
+        });
+        if decided {
+            continue;
+        }
         o.expected = format!("{label}{}", j.expected);
         o.observed = format!("{label}{}", j.observed);
         if let Some(c) = j.observed_code {
@@ -252,14 +267,20 @@ fn judge(
             o.observed_alias = Some(a.clone());
         }
         if j.verdict != Verdict::Pass {
+            decided = true;
             o.verdict = j.verdict;
             o.code_only = j.code_only;
             o.detail = j.detail.map(|d| format!("{label}{d}"));
             if !s.expect.is_empty() {
                 o.expected = format!("{label}{}", describe_expected(&s.expect));
             }
-            return o.with_transcript(transcript);
         }
+    }
+    if decided {
+        if steps.len() > 1 {
+            o.steps = super::step_results(v, &judged);
+        }
+        return o.with_transcript(transcript);
     }
     if steps.len() > 1 {
         o.expected = evaluate::fold_runs(steps.iter().map(|s| describe_expected(&s.expect)));

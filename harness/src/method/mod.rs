@@ -314,6 +314,71 @@ pub fn run_vector<M: TestMethod>(
     Ok(r)
 }
 
+/// What one concrete step showed, for the per-step roll-up of the methods that judge each
+/// step on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// The index of the vector step it comes from.
+    pub step: usize,
+    /// Its verdict; `None` when it did not run.
+    pub verdict: Option<Verdict>,
+    /// Why, for anything but a pass (and why it did not run).
+    pub why: Option<String>,
+    /// It failed only on the code of a reject: the code's requirements.
+    pub code_only: Option<Vec<String>>,
+}
+
+/// How much a step verdict weighs in its vector's: failures first, then what could not be
+/// decided, then a reject without a visible code, then a pass.
+pub fn weight(v: Verdict) -> u8 {
+    match v {
+        _ if v.is_failure() => 3,
+        Verdict::Inconclusive => 2,
+        Verdict::RejectCodeNotObservable => 1,
+        _ => 0,
+    }
+}
+
+/// One result per vector step of `v`: the heaviest verdict of its repetitions (the earliest
+/// of equal weight), or not run, with the requirements the step tests and those its failure
+/// is charged to.
+pub fn step_results(v: &Vector, judged: &[Judged]) -> Vec<StepResult> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < judged.len() {
+        let j = judged[k].step;
+        let group: Vec<&Judged> = judged[k..].iter().take_while(|r| r.step == j).collect();
+        k += group.len();
+        let ran = group.iter().filter(|r| r.verdict.is_some());
+        let worst = ran.fold(None::<&&Judged>, |best, r| match best {
+            Some(b)
+                if weight(b.verdict.unwrap_or(Verdict::Pass))
+                    >= weight(r.verdict.unwrap_or(Verdict::Pass)) =>
+            {
+                Some(b)
+            }
+            _ => Some(r),
+        });
+        let (verdict, detail, broke) = match worst {
+            None => (None, group.first().and_then(|r| r.why.clone()), Vec::new()),
+            Some(r) => (
+                r.verdict,
+                r.why.clone().filter(|_| r.verdict != Some(Verdict::Pass)),
+                // A failure on the code alone is charged to the code's requirements.
+                r.code_only.clone().unwrap_or_default(),
+            ),
+        };
+        out.push(StepResult {
+            step: j + 1,
+            verdict,
+            requirements: v.step_requirements(j),
+            broke,
+            detail,
+        });
+    }
+    out
+}
+
 /// Moves an outcome into its result. The one place a verdict becomes `pass`.
 fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
     if let Some(code_reqs) = o.code_only.as_ref().filter(|c| !c.is_empty()) {

@@ -100,6 +100,10 @@ pub struct Skipped {
     /// read as untested).
     #[serde(default)]
     pub cause: crate::model::NaCause,
+    /// Defects seen in passing while deciding the vector did not apply (an MCP server's
+    /// answers to set-up requests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidental: Vec<crate::model::Incidental>,
 }
 
 /// The report document.
@@ -211,6 +215,7 @@ impl Report {
             *verdicts.entry(r.verdict.as_str().to_owned()).or_insert(0) += 1;
         }
         let run_failed = all.iter().any(|r| fails_run(r, strict));
+        let incidental = crate::report::analysis::requirements::incidental(&all);
         let (results, skipped): (Vec<_>, Vec<_>) =
             all.into_iter().partition(|r| r.verdict.executed());
         let passed = results.iter().filter(|r| r.pass).count();
@@ -234,7 +239,7 @@ impl Report {
             classes: Vec::new(),
             requirement_counts: BTreeMap::new(),
             requirements: Vec::new(),
-            incidental: Vec::new(),
+            incidental,
             steps_not_run: results
                 .iter()
                 .flat_map(|r| &r.steps)
@@ -254,6 +259,7 @@ impl Report {
                     verdict: r.verdict,
                     detail: r.detail.unwrap_or_default(),
                     cause: r.na_cause.unwrap_or_default(),
+                    incidental: r.incidental,
                 })
                 .collect(),
             results,
@@ -264,7 +270,6 @@ impl Report {
     /// and the digests of the manifest and the vector set.
     pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
         self.requirements = crate::report::analysis::requirements::verdicts(cat, self);
-        self.incidental = crate::report::analysis::requirements::incidental(&self.results);
         let reg = &cat.requirements;
         if self
             .incidental
@@ -306,6 +311,7 @@ impl Report {
             r.verdict = s.verdict;
             r.detail = Some(s.detail.clone());
             r.na_cause = Some(s.cause);
+            r.incidental.clone_from(&s.incidental);
             all.push(r);
         }
         all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));

@@ -5,41 +5,10 @@
 
 use super::steps::{Run, StepRecord};
 use super::StepFailure;
-use crate::catalog::vector::{Expect, RejectSpec, Vector};
+use crate::catalog::vector::Vector;
 use crate::evaluate::fold_runs;
-use crate::method::Outcome;
+use crate::method::{weight, Judged, Outcome};
 use crate::model::{StepResult, Verdict};
-
-/// How much a step verdict weighs in the vector's: failures first, then what could not be
-/// decided, then a reject without a visible code, then a pass.
-fn weight(v: Verdict) -> u8 {
-    match v {
-        _ if v.is_failure() => 3,
-        Verdict::Inconclusive => 2,
-        Verdict::RejectCodeNotObservable => 1,
-        _ => 0,
-    }
-}
-
-/// The requirements vector step `j` tests: its own, or the vector's, and the requirements
-/// of the codes its rejects expect.
-fn step_requirements(v: &Vector, j: usize) -> Vec<String> {
-    let Some(s) = v.steps.get(j) else {
-        return v.requirements.clone();
-    };
-    let mut out = if s.requirements.is_empty() {
-        v.requirements.clone()
-    } else {
-        s.requirements.clone()
-    };
-    for e in s.expect.as_slice() {
-        if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e {
-            out.extend(f.code_requirements.iter().cloned());
-        }
-    }
-    out.dedup();
-    out
-}
 
 /// The failure that decides a group of records (the earliest of the heaviest verdict), with
 /// its index in `records`.
@@ -136,46 +105,21 @@ fn failed(f: &StepFailure) -> Outcome {
     }
 }
 
-/// One result per vector step: the worst of its repetitions, or not run.
+/// One result per vector step, from the records.
 fn step_results(v: &Vector, records: &[StepRecord]) -> Vec<StepResult> {
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k < records.len() {
-        let j = records[k].step;
-        let group: Vec<&StepRecord> = records[k..].iter().take_while(|r| r.step == j).collect();
-        k += group.len();
-        let ran: Vec<&StepRecord> = group
-            .iter()
-            .copied()
-            .filter(|r| r.not_run.is_none())
-            .collect();
-        let requirements = step_requirements(v, j);
-        let (verdict, detail, broke) = if ran.is_empty() {
-            (
-                None,
-                group.first().and_then(|r| r.not_run.clone()),
-                Vec::new(),
-            )
-        } else {
-            match deciding(&ran) {
-                Some((_, f)) => (
-                    Some(f.verdict),
-                    Some(f.why.clone()),
-                    // A failure on the code alone is charged to the code's requirements.
-                    f.code_only.clone().unwrap_or_default(),
-                ),
-                None => (Some(Verdict::Pass), None, Vec::new()),
+    let judged: Vec<Judged> = records
+        .iter()
+        .map(|r| {
+            let first = r.failures.first();
+            Judged {
+                step: r.step,
+                verdict: r.verdict(),
+                why: r.not_run.clone().or_else(|| first.map(|f| f.why.clone())),
+                code_only: first.and_then(|f| f.code_only.clone()),
             }
-        };
-        out.push(StepResult {
-            step: j + 1,
-            verdict,
-            requirements,
-            broke,
-            detail,
-        });
-    }
-    out
+        })
+        .collect();
+    crate::method::step_results(v, &judged)
 }
 
 #[cfg(test)]

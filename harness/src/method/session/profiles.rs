@@ -55,7 +55,8 @@ impl Judge {
             .form
             .unwrap(profile_id, msg_type, payload)
             .unwrap_or_else(|_| payload.to_vec());
-        self.rules.observe(now_ms, side, profile_id, msg_type, &bare)
+        self.rules
+            .observe(now_ms, side, profile_id, msg_type, &bare)
     }
 
     /// The frames the harness sent: each P1 frame moves the rules' state. The harness
@@ -219,7 +220,9 @@ mod tests {
             .encode_to_vec()
         };
         assert!(j.received(1, 12, 4, &item(2)).is_none());
-        let v = j.received(1, 12, 4, &item(2)).expect("seq_no must increase");
+        let v = j
+            .received(1, 12, 4, &item(2))
+            .expect("seq_no must increase");
         assert!(v.requirement.starts_with("RPC-"), "{v}");
         let resp = RpcResp {
             rpc_id: Bytes::from_static(b"r"),
@@ -253,8 +256,16 @@ mod tests {
         .encode_to_vec();
         let resp = P1Form::Wrapper.wrap("rpc.RpcResp", resp).unwrap();
         assert!(j.received(1, 12, 2, &resp).is_none());
+        // The same outcome again is the one outcome repeated (SI-P-RPC-2); another is not.
+        assert!(j.received(2, 12, 2, &resp).is_none());
+        let other = RpcResp {
+            rpc_id: Bytes::from_static(b"w"),
+            result: Bytes::from_static(b"x"),
+        }
+        .encode_to_vec();
+        let other = P1Form::Wrapper.wrap("rpc.RpcResp", other).unwrap();
         assert!(
-            j.received(2, 12, 2, &resp).is_some(),
+            j.received(3, 12, 2, &other).is_some(),
             "a second outcome for the call"
         );
     }

@@ -64,7 +64,7 @@ session:
     mode: error-frame
     error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
     after: continue
-{probe}  timing: {{step_ms: 700, silence_ms: 100, vector_ms: 20000}}
+{probe}  timing: {{step_ms: 450, silence_ms: 100, vector_ms: 20000}}
 "#,
         common::example("trivialsut").display(),
         reference_params(),

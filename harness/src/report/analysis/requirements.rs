@@ -89,7 +89,7 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
             by_req.entry(id.as_str()).or_default().push(r);
         }
     }
-    let seen = incidental(&all);
+    let seen = &rep.incidental;
     crate::trace::rows(cat)
         .into_iter()
         .map(|row| {

@@ -177,6 +177,7 @@ pub fn render(rep: &Report) -> String {
     }
     classes(&mut s, rep);
     counts(&mut s, rep);
+    incidental(&mut s, rep);
     published(&mut s, rep);
     filters(&mut s, rep);
     matrix(&mut s, rep);
@@ -224,6 +225,31 @@ fn classes(s: &mut String, rep: &Report) {
 }
 
 /// The published-set section: the agreement figure and every departure with its ruling.
+/// Defects seen in passing, once per run each, and the steps a close left unrun.
+fn incidental(s: &mut String, rep: &Report) {
+    if rep.steps_not_run > 0 {
+        let _ = writeln!(
+            s,
+            "<p id=\"steps-not-run\">{} step(s) of executed vectors did not run: a close ended their vector first.</p>",
+            rep.steps_not_run
+        );
+    }
+    if rep.incidental.is_empty() {
+        return;
+    }
+    s.push_str("<h2>Seen in passing</h2>\n<p class=\"muted\">Defects seen while running vectors about something else; each counts once, under its own requirement.</p>\n<table id=\"incidental\">\n<tr><th>requirement</th><th>what</th><th>seen in</th></tr>\n");
+    for i in &rep.incidental {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&i.requirement),
+            esc(&i.detail),
+            esc(&i.vectors.join(", "))
+        );
+    }
+    s.push_str("</table>\n");
+}
+
 fn published(s: &mut String, rep: &Report) {
     let Some(p) = &rep.published else {
         return;

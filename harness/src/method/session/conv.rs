@@ -107,6 +107,8 @@ pub struct Conv<'a> {
     pub ledger: super::ledger::Ledger,
     /// Whom the last refusal handed to a judge was credited to.
     pub last_credit: Option<super::ledger::Credit>,
+    /// An error answer whose code was not where the manifest's `code_pointer` says.
+    pointer_miss: Option<String>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
@@ -176,6 +178,7 @@ impl<'a> Conv<'a> {
             other: None,
             ledger,
             last_credit: None,
+            pointer_miss: None,
             publisher_acks: None,
             form: crate::p1::P1Form::Message,
             frames: FrameDecoder::new(reply_limits),
@@ -259,16 +262,15 @@ impl<'a> Conv<'a> {
         out
     }
 
-    fn classify(&self, env: Envelope) -> Obs {
+    fn classify(&mut self, env: Envelope) -> Obs {
         if let Some(ef) = &self.spec.reject_signal.error_frame {
             if env.profile_id == ef.profile_id && env.msg_type == ef.msg_type {
-                let code = serde_json::from_slice::<serde_json::Value>(&env.payload)
-                    .ok()
-                    .and_then(|v| {
-                        v.pointer(&ef.code_pointer)
-                            .and_then(|c| c.as_str())
-                            .map(str::to_owned)
-                    });
+                let json = serde_json::from_slice::<serde_json::Value>(&env.payload).ok();
+                let code = json.as_ref().and_then(|v| {
+                    v.pointer(&ef.code_pointer)
+                        .and_then(|c| c.as_str())
+                        .map(str::to_owned)
+                });
                 if let Some(code) = code {
                     return Obs::Error {
                         code,
@@ -276,9 +278,25 @@ impl<'a> Conv<'a> {
                         frame: Box::new(env),
                     };
                 }
+                // An error answer with nothing where the manifest says the code is: most
+                // likely the manifest's pointer, which a failure then names.
+                if json.as_ref().is_some_and(|v| v.get("error").is_some()) {
+                    self.pointer_miss = Some(format!(
+                        "an error frame (profile_id={} msg_type={}) came with nothing at the manifest's code_pointer {}: check reject_signal.error_frame.code_pointer",
+                        ef.profile_id, ef.msg_type, ef.code_pointer
+                    ));
+                }
             }
         }
         Obs::Reply(env)
+    }
+
+    /// Why an expected error frame may have gone unrecognised, for failure messages.
+    pub fn pointer_hint(&self) -> String {
+        self.pointer_miss
+            .as_ref()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default()
     }
 
     fn decoded(&mut self, body: Bytes) -> Obs {

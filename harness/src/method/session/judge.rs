@@ -413,7 +413,10 @@ fn reject_observed(
                 && !(unknown_profile && inputs.unknown_profile_closes)
             {
                 return Err(c.fail(
-                    format!("the connection {why} without the error frame the manifest promises"),
+                    format!(
+                        "the connection {why} without the error frame the manifest promises{}",
+                        conv.pointer_hint()
+                    ),
                     "close",
                 ));
             }
@@ -433,16 +436,19 @@ fn reject_observed(
         Some(Obs::Garbage(g)) => return Err(c.fail(g, "invalid output")),
         // Replies were skipped above, so only a timeout reaches here: accepted, or hung?
         Some(Obs::Reply(_)) | None => {
+            let hint = conv.pointer_hint();
             if probe_answered(conv, inputs.params, inputs.requests) {
                 return Err(c.fail(
-                    format!("accepted: no reject within {step_ms} ms and the probe was answered"),
+                    format!(
+                        "accepted: no reject within {step_ms} ms and the probe was answered{hint}"
+                    ),
                     "accepted",
                 ));
             }
             return Err(StepFailure::new(
                 Verdict::Timeout,
                 format!(
-                    "{}no reject, no close and no answer within {step_ms} ms",
+                    "{}no reject, no close and no answer within {step_ms} ms{hint}",
                     c.label
                 ),
                 c.expected,

@@ -1250,3 +1250,28 @@ fn a_profile_error_message_is_a_reject_only_where_the_manifest_says_so() {
     );
     assert!(f.why.contains("refused with CRED_ERR"), "{f:?}");
 }
+
+#[test]
+fn a_code_pointer_that_points_nowhere_is_named_in_the_failure() {
+    // The manifest says the code is at /error/data/code; the endpoint puts it at
+    // /error/data/swp_error. The reject is not seen as one, and the failure says why.
+    let wrong = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/code}}",
+    );
+    let f = failure(
+        run(
+            &wrong,
+            endpoint(5, |e| {
+                vec![(1, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE"))]
+            }),
+            &[send("bad", 0, vec![reject(ErrorCode::InvalidEnvelope)])],
+        )
+        .0,
+    );
+    assert!(
+        f.why
+            .contains("nothing at the manifest's code_pointer /error/data/code"),
+        "{}",
+        f.why
+    );
+}

@@ -167,6 +167,9 @@ struct Delivery {
     dead_lettered: bool,
     /// A re-publish whose dedupe status is unknown: the relay may have started afresh.
     unjudged: bool,
+    /// A delivery of this delivery_id was attempted before the publisher started this one
+    /// afresh (past the dedupe window): a late ACK or NACK of that attempt may still come.
+    attempted_before: bool,
 }
 
 impl Delivery {
@@ -181,6 +184,7 @@ impl Delivery {
             final_nack_ms: None,
             dead_lettered: false,
             unjudged: false,
+            attempted_before: false,
         }
     }
 }
@@ -299,7 +303,9 @@ impl State {
                     Some(w) => {
                         let age = now.saturating_sub(rec.first_ms);
                         if age >= w.saturating_add(tol) {
+                            let attempted = rec.attempts > 0 || rec.attempted_before;
                             *rec = Delivery::new(now);
+                            rec.attempted_before = attempted;
                         } else if age.saturating_add(tol) > w {
                             rec.unjudged = true;
                         } else if rec.acked_ms.is_some() {
@@ -341,6 +347,15 @@ impl State {
                     }
                 }
             }
+            return Ok(());
+        }
+        if self
+            .pubs
+            .get(&mine)
+            .is_some_and(|r| r.attempts == 0 && r.attempted_before)
+        {
+            // The consumer answers an attempt of the delivery before the publisher started
+            // this one afresh: it crossed the re-publish, and tells nothing about this one.
             return Ok(());
         }
         let Some(rec) = self.pubs.get(&theirs) else {
@@ -524,6 +539,29 @@ mod tests {
         u.ok(Harness, 2, &ack("d"));
         u.at(1_000).ok(Harness, 1, &publish("d"));
         u.at(1_100).ok(Endpoint, 1, &publish("d"));
+    }
+
+    #[test]
+    fn an_answer_to_an_attempt_before_a_fresh_publish_is_accepted() {
+        // Found by tests/rules_differential.rs: the publisher re-published past the dedupe
+        // window (a fresh delivery), then acknowledged the attempt that came before it.
+        let mut r = scheduled();
+        r.ok(Harness, 1, &publish("d"));
+        r.at(100).ok(Endpoint, 1, &publish("d"));
+        r.at(10_200).ok(Harness, 1, &publish("d"));
+        r.at(10_300).ok(Harness, 2, &ack("d"));
+        r.at(10_310)
+            .ok(Harness, 3, &nack("d", false, "consumer_rejected"));
+        // It does not settle the fresh delivery: its first attempt is still to come.
+        r.at(10_400).ok(Endpoint, 1, &publish("d"));
+        r.at(10_410).ok(Harness, 2, &ack("d"));
+        r.at(20_000)
+            .err(Endpoint, 1, &publish("d"), "relay.no-retry-after-ack");
+        // Without an earlier attempt, an ACK of a delivery that never came back still names
+        // nothing.
+        r.ok(Harness, 1, &publish("e"));
+        r.at(40_100).ok(Harness, 1, &publish("e"));
+        r.err(Harness, 2, &ack("e"), "relay.ack-names-delivery");
     }
 
     #[test]

@@ -92,8 +92,9 @@ const ONE_TERMINAL: Rule = Rule {
     profile: "RPC",
     requirement: "RPC-005",
     level: Level::Must,
-    section: "§5",
-    checks: "a call gets exactly one RPC_RESP or RPC_ERR",
+    section: "§5 (SI-P-RPC-2)",
+    checks:
+        "a call gets exactly one RPC_RESP or RPC_ERR (the same message again is the same outcome)",
 };
 const NO_ITEM_AFTER_TERMINAL: Rule = Rule {
     name: "rpc.no-item-after-terminal",
@@ -235,7 +236,8 @@ enum Phase {
         last_seq: Option<u64>,
         last_item: bool,
     },
-    Closed,
+    /// Ended, by the terminal message with this digest (all its fields).
+    Closed(Digest),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,11 +298,19 @@ impl State {
             Msg::Req(r) => self.request(ctx, r),
             Msg::Resp(r) => {
                 let o = outcome_resp(&r);
-                self.terminal(ctx.side, &r.rpc_id, o, false)
+                let whole = digest(&[b"resp", &r.rpc_id, &r.result]);
+                self.terminal(ctx.side, &r.rpc_id, o, whole, false)
             }
             Msg::Err(e) => {
                 let o = outcome_err(&e);
-                self.terminal(ctx.side, &e.rpc_id, o, true)
+                let whole = digest(&[
+                    b"err",
+                    &e.rpc_id,
+                    e.error_code.as_bytes(),
+                    &[u8::from(e.retryable)],
+                    e.error_message.as_bytes(),
+                ]);
+                self.terminal(ctx.side, &e.rpc_id, o, whole, true)
             }
             Msg::Item(i) => self.item(ctx.side, i),
             Msg::Cancel(c) => {
@@ -411,11 +421,14 @@ impl State {
         })
     }
 
+    /// A terminal outcome: `outcome` is what a replay must repeat, `whole` the digest of the
+    /// whole message (an identical repeat of the terminal is the same outcome again).
     fn terminal(
         &mut self,
         side: Side,
         rpc_id: &[u8],
         outcome: Digest,
+        whole: Digest,
         is_err: bool,
     ) -> Result<(), Violation> {
         if !trackable(rpc_id) {
@@ -440,7 +453,12 @@ impl State {
                 show(rpc_id)
             )));
         }
-        if call.phase == Phase::Closed {
+        if let Phase::Closed(first) = call.phase {
+            // The terminal message again, every field equal, is the one outcome repeated,
+            // not a second one (docs/spec-issues-profiles.md SI-P-RPC-2): nothing new.
+            if first == whole {
+                return Ok(());
+            }
             return Err(ONE_TERMINAL.violation(format!(
                 "a second terminal outcome ({what}) for {}",
                 show(rpc_id)
@@ -483,7 +501,7 @@ impl State {
             }
         }
         if let Some(c) = self.calls.get_mut(&id) {
-            c.phase = Phase::Closed;
+            c.phase = Phase::Closed(whole);
         }
         if let Some(link) = link {
             if let Some(e) = self
@@ -522,7 +540,7 @@ impl State {
             )));
         }
         match &mut call.phase {
-            Phase::Closed => Err(NO_ITEM_AFTER_TERMINAL.violation(format!(
+            Phase::Closed(_) => Err(NO_ITEM_AFTER_TERMINAL.violation(format!(
                 "RPC_STREAM_ITEM seq_no {} for {} after its terminal outcome",
                 i.seq_no,
                 show(&i.rpc_id)
@@ -673,7 +691,7 @@ mod tests {
         let mut r = Run::new(PROFILE_ID);
         r.ok(Harness, 1, &req("r", "m", "", ""));
         r.ok(Endpoint, 2, &resp("r", "x"));
-        r.err(Endpoint, 2, &resp("r", "x"), "rpc.one-terminal-outcome");
+        r.err(Endpoint, 2, &resp("r", "y"), "rpc.one-terminal-outcome");
         r.err(
             Endpoint,
             3,
@@ -687,6 +705,31 @@ mod tests {
             3,
             &err("r", "cancelled", false),
             "rpc.one-terminal-outcome",
+        );
+    }
+
+    #[test]
+    fn an_identical_repeat_of_the_terminal_is_the_same_outcome() {
+        // Found by tests/rules_differential.rs; SI-P-RPC-2: "exactly one terminal outcome"
+        // is met by one outcome sent twice, octet for octet, so the lenient reading holds.
+        let mut r = Run::new(PROFILE_ID);
+        r.ok(Harness, 1, &req("r", "m", "", ""));
+        r.ok(Endpoint, 2, &resp("r", "x"));
+        r.ok(Endpoint, 2, &resp("r", "x"));
+        // Not from the caller, and any other field makes it a second outcome.
+        r.err(Harness, 2, &resp("r", "x"), "rpc.outcome-from-callee");
+        r.ok(Harness, 1, &req("s", "m", "", ""));
+        r.ok(Endpoint, 3, &err("s", "internal", false));
+        r.ok(Endpoint, 3, &err("s", "internal", false));
+        let mut other = err("s", "internal", false);
+        other.error_message = "another text".into();
+        r.err(Endpoint, 3, &other, "rpc.one-terminal-outcome");
+        // Stream items still end with the terminal.
+        r.err(
+            Endpoint,
+            4,
+            &item("s", 1, false),
+            "rpc.no-item-after-terminal",
         );
     }
 

@@ -43,8 +43,8 @@ const ID_FORM: Rule = Rule {
     profile: "STATE",
     requirement: "STATE-005",
     level: Level::Must,
-    section: "§4, §6 (SI: IdScheme)",
-    checks: "state and parent ids have the form STATE_ID_SCHEME gives (sha256: 32 octets; tagged: sha256:+64 hex)",
+    section: "§4, §6 (SI: IdScheme, SI-P-STATE-1)",
+    checks: "a PUT's or DELTA's id, and its parent ids unless it answers a GET, have the form STATE_ID_SCHEME gives (sha256: 32 octets; tagged: sha256:+64 hex)",
 };
 const ID_MATCHES_BLOB: Rule = Rule {
     name: "state.id-matches-blob",
@@ -189,7 +189,9 @@ impl State {
         let scheme = ctx.config.state_id_scheme;
         match msg {
             Msg::Get(id) => {
-                check_form(scheme, &id, "STATE_GET id")?;
+                // A GET's id is not held to the scheme's form (SI-P-STATE-1): it carries no
+                // content to be consistent with, and an id no state can have is a missing
+                // state, answered deterministically (STATE-007), not an invalid request.
                 if trackable(&id) {
                     let key = (ctx.side, id);
                     let n = self.pending.get(&key).copied().unwrap_or(0);
@@ -204,9 +206,23 @@ impl State {
     }
 
     fn store(&mut self, ctx: &Ctx, scheme: Option<IdScheme>, e: Entry) -> Result<(), Violation> {
+        let answer_key = (ctx.side.other(), e.state_id.clone());
+        let pending = if trackable(&e.state_id) {
+            self.pending.get(&answer_key).copied().unwrap_or(0)
+        } else {
+            0
+        };
         check_form(scheme, &e.state_id, "state id")?;
-        for p in &e.parents {
-            check_form(scheme, p, "parent id")?;
+        // An answer to the peer's GET is judged by its id only (SI: judging an answer): its
+        // parents are the stored state's, which the asker never saw stored, so neither their
+        // existence nor their form is the answer's to prove. The same state again is a
+        // duplicate, judged when it was first stored.
+        let duplicate =
+            trackable(&e.state_id) && self.store.get(&e.state_id).is_some_and(|c| *c == e.content);
+        if pending == 0 && !duplicate {
+            for p in &e.parents {
+                check_form(scheme, p, "parent id")?;
+            }
         }
         if let Some(blob) = &e.blob {
             let hash: [u8; 32] = Sha256::digest(blob).into();
@@ -228,8 +244,6 @@ impl State {
         if !trackable(&e.state_id) {
             return Ok(());
         }
-        let answer_key = (ctx.side.other(), e.state_id.clone());
-        let pending = self.pending.get(&answer_key).copied().unwrap_or(0);
         match self.store.get(&e.state_id) {
             Some(prev) if *prev != e.content => {
                 return Err(IMMUTABLE.violation(format!(
@@ -337,7 +351,6 @@ mod tests {
     #[test]
     fn ids_have_the_declared_form() {
         let mut r = with_scheme(IdScheme::Sha256);
-        r.err(Harness, 2, &get(b"short"), "state.id-form");
         r.err(Harness, 3, &delta(b"short", b"d", &[]), "state.id-form");
         let root = sha(b"root");
         r.ok(Harness, 1, &put(&root, b"root", &[]));
@@ -349,11 +362,22 @@ mod tests {
         );
         r.ok(Harness, 3, &delta(&[7u8; 32], b"d", &[&root]));
         let mut t = with_scheme(IdScheme::Tagged);
-        t.err(Harness, 2, &get(b"sha256:ABC"), "state.id-form");
-        t.ok(Harness, 2, &get(b"a-name"));
+        t.err(Harness, 1, &put(b"sha256:ABC", b"b", &[]), "state.id-form");
+        t.ok(Harness, 1, &put(b"a-name", b"b", &[]));
         // Undeclared or opaque: any id.
-        Run::new(PROFILE_ID).ok(Harness, 2, &get(b"short"));
-        with_scheme(IdScheme::Opaque).ok(Harness, 2, &get(b"short"));
+        Run::new(PROFILE_ID).ok(Harness, 3, &delta(b"short", b"d", &[]));
+        with_scheme(IdScheme::Opaque).ok(Harness, 3, &delta(b"short", b"d", &[]));
+    }
+
+    #[test]
+    fn a_get_for_an_id_no_state_can_have_asks_for_a_missing_state() {
+        // Found by tests/rules_differential.rs, SI-P-STATE-1: a GET carries no content, so
+        // its id has nothing to be consistent with; it is answered as missing (STATE-007).
+        let mut r = with_scheme(IdScheme::Sha256);
+        r.ok(Harness, 2, &get(b"short"));
+        r.ok(Endpoint, 4, &StateErr::default());
+        let mut t = with_scheme(IdScheme::Tagged);
+        t.ok(Endpoint, 2, &get(b"sha256:ABC"));
     }
 
     #[test]
@@ -418,6 +442,29 @@ mod tests {
             &put(b"leaf2", b"l", &[b"unseen-parent"]),
             "state.parent-exists",
         );
+    }
+
+    #[test]
+    fn an_answers_parent_ids_are_not_held_to_the_id_form() {
+        // Found by tests/rules_differential.rs: the parents of an answer were held to the
+        // scheme's id form although the reading (SI: judging an answer) checks its id only.
+        let mut r = with_scheme(IdScheme::Sha256);
+        let id = sha(b"l");
+        r.ok(Harness, 2, &get(&id));
+        r.ok(Endpoint, 1, &put(&id, b"l", &[b"name"]));
+        // The same state again is a duplicate of the answer, not a new state to judge.
+        r.ok(Endpoint, 1, &put(&id, b"l", &[b"name"]));
+        // Its own id still is, and a state nobody asked for is held to both.
+        let wrong = sha(b"x");
+        r.ok(Harness, 2, &get(&wrong));
+        r.err(
+            Endpoint,
+            1,
+            &put(&wrong, b"l", &[]),
+            "state.id-matches-blob",
+        );
+        let other = sha(b"m");
+        r.err(Endpoint, 1, &put(&other, b"m", &[b"name"]), "state.id-form");
     }
 
     #[test]

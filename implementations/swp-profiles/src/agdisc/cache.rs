@@ -2,8 +2,10 @@
 //! validators and freshness, and the GETs still waiting for an answer.
 //!
 //! - **ETag semantics** (§5): a validator names one representation. A card arriving under
-//!   the etag of the copy held but with another revision or other card octets is refused
-//!   (`EtagReused`).
+//!   an etag that already named another revision or other card octets for that agent, in
+//!   the copy held or in any card seen before it, is refused (`EtagReused`): a strong
+//!   validator is never reused for another representation (RFC 9110 §8.8.1), so replacing
+//!   the copy under another etag does not free the old one.
 //! - **`AGDISC_NOT_MODIFIED`** says the cached copy named by the asker's validator is still
 //!   valid (§5), so it must answer a pending conditional GET for that agent, with the very
 //!   validator the GET sent (`UnsolicitedNotModified`, `ValidatorMismatch`). It renews the
@@ -19,12 +21,15 @@
 //! as a push (`solicited: false`): the spec has no rule against one.
 //!
 //! Caps: `max_cards` cards (the card first seen longest ago is forgotten, in O(1): a scan
-//! for stale cards on every arrival cost 10 µs a message at the default cap),
+//! for stale cards on every arrival cost 10 µs a message at the default cap), as many
+//! validators (`(scope, agent_id, etag)` with a digest of what it named; the oldest is
+//! forgotten first),
 //! `max_pending` GETs (the oldest is forgotten), `max_card_bytes` per card (a larger card is
 //! refused as a quota, `ERR_RATE_LIMIT_EXCEEDED`).
 
 use super::message::AgdiscMessage;
 use bytes::Bytes;
+use sha2::{Digest as _, Sha256};
 use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
 
@@ -150,6 +155,19 @@ struct Pending {
     if_none_match: String,
 }
 
+/// A validator: (scope, agent_id, etag).
+type Validator = (String, String, String);
+
+/// What a card names: its revision and octets, digested (length-prefixed, so that no two
+/// cards share a digest by moving octets between the fields).
+fn representation(revision: &str, body: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((revision.len() as u64).to_le_bytes());
+    h.update(revision.as_bytes());
+    h.update(body);
+    h.finalize().into()
+}
+
 /// The cards and pending GETs of one channel.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -158,6 +176,11 @@ pub struct Cache {
     /// Keys of `cards` in the order they were first seen.
     order: VecDeque<(String, String)>,
     pending: VecDeque<Pending>,
+    /// Every validator seen, with the representation it named: a replaced copy's etag
+    /// still names its card.
+    validators: HashMap<Validator, [u8; 32]>,
+    /// Keys of `validators` in the order they were first seen.
+    validator_order: VecDeque<Validator>,
 }
 
 impl Cache {
@@ -168,6 +191,8 @@ impl Cache {
             cards: HashMap::new(),
             order: VecDeque::new(),
             pending: VecDeque::new(),
+            validators: HashMap::new(),
+            validator_order: VecDeque::new(),
         }
     }
 
@@ -228,17 +253,19 @@ impl Cache {
                     return Err(CacheError::TooLarge(d.card_payload.len()));
                 }
                 let key = (scope.to_owned(), d.agent_id.clone());
+                let named = representation(&d.schema_revision, &d.card_payload);
+                let validator = (scope.to_owned(), d.agent_id.clone(), d.etag.clone());
                 let held = self.cards.get(&key);
-                if let Some(c) = held {
-                    if !d.etag.is_empty()
-                        && c.etag == d.etag
+                let reused_held = held.is_some_and(|c| {
+                    c.etag == d.etag
                         && (c.revision != d.schema_revision || c.body != d.card_payload)
-                    {
-                        return Err(CacheError::EtagReused {
-                            agent_id: d.agent_id.clone(),
-                            etag: d.etag.clone(),
-                        });
-                    }
+                });
+                let reused_earlier = self.validators.get(&validator).is_some_and(|v| *v != named);
+                if !d.etag.is_empty() && (reused_held || reused_earlier) {
+                    return Err(CacheError::EtagReused {
+                        agent_id: d.agent_id.clone(),
+                        etag: d.etag.clone(),
+                    });
                 }
                 let replaced = held.is_some_and(|c| c.etag != d.etag);
                 let was_held = held.is_some();
@@ -246,6 +273,18 @@ impl Cache {
                 if !was_held {
                     self.make_room();
                     self.order.push_back(key.clone());
+                }
+                if !d.etag.is_empty() && !self.validators.contains_key(&validator) {
+                    while self.validators.len() >= self.config.max_cards.max(1) {
+                        match self.validator_order.pop_front() {
+                            Some(v) => {
+                                self.validators.remove(&v);
+                            }
+                            None => break,
+                        }
+                    }
+                    self.validator_order.push_back(validator.clone());
+                    self.validators.insert(validator, named);
                 }
                 self.cards.insert(
                     key,

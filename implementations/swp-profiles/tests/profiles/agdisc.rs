@@ -139,6 +139,40 @@ fn an_etag_names_one_card() {
     assert!(c.step(3, "b", &doc("a", "9", b"nine", "e1", 1000)).is_ok());
 }
 
+/// AGDISC-007: replacing the copy under another validator does not free the old one; a
+/// strong validator never names another representation (found by the harness's
+/// differential test, tests/rules_differential.rs: the cache compared only with the copy
+/// held, so "e1", "", then "e1" with other octets passed).
+#[test]
+fn a_replaced_copys_etag_still_names_its_card() {
+    let mut c = Cache::new(Config::default());
+    c.step(0, "", &doc("a", "1", b"one", "e1", 1000)).unwrap();
+    c.step(1, "", &doc("a", "2", b"two", "", 1000)).unwrap();
+    c.step(2, "", &doc("a", "3", b"three", "e3", 1000)).unwrap();
+    for bad in [
+        doc("a", "1", b"other", "e1", 1000),
+        doc("a", "9", b"one", "e1", 1000),
+    ] {
+        let e = c.step(3, "", &bad).unwrap_err();
+        assert!(matches!(e, CacheError::EtagReused { .. }), "{e}");
+    }
+    // The card it named, again, is fine (a revalidated copy), and so is another agent's e1.
+    assert!(c.step(4, "", &doc("a", "1", b"one", "e1", 1000)).is_ok());
+    assert!(c.step(4, "", &doc("b", "1", b"other", "e1", 1000)).is_ok());
+    // The memory is bounded: past max_cards validators, the oldest is forgotten.
+    let mut small = Cache::new(Config {
+        max_cards: 2,
+        ..Config::default()
+    });
+    small.step(0, "", &doc("a", "1", b"one", "e1", 0)).unwrap();
+    small.step(0, "", &doc("a", "2", b"two", "e2", 0)).unwrap();
+    small
+        .step(0, "", &doc("a", "3", b"three", "e3", 0))
+        .unwrap();
+    assert!(small.step(0, "", &doc("a", "9", b"nine", "e1", 0)).is_ok());
+    assert!(small.step(0, "", &doc("a", "9", b"nine", "e3", 0)).is_err());
+}
+
 /// AGDISC-015, AGDISC-007: a not-modified answers a conditional GET with its validator.
 #[test]
 fn not_modified_answers_the_validator_asked_about() {

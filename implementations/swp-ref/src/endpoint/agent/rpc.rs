@@ -131,6 +131,26 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
+        // Every open call is the peer's: the reference calls nothing, so an outcome or a
+        // stream item from the peer for an open call would end the peer's own call in the
+        // lifecycle, and the answer the reference owes it would then be refused and never
+        // sent. Only a repeat of a terminal already sent (a closed call) goes on to the
+        // lifecycle, which reads it as a duplicate.
+        let answered = match &m {
+            RpcMessage::Resp(r) => Some(&r.rpc_id),
+            RpcMessage::Err(e) => Some(&e.rpc_id),
+            RpcMessage::StreamItem(i) => Some(&i.rpc_id),
+            _ => None,
+        };
+        if let Some(id) = answered.filter(|id| self.lifecycle.is_open(scope, id)) {
+            return reject(
+                swp_core::ErrorCode::InvalidProfilePayload,
+                format!(
+                    "rpc_id {} is a call the peer made: the peer cannot answer its own call (swp-rpc §5)",
+                    hex_id(id)
+                ),
+            );
+        }
         let seen = match self.lifecycle.step(now_ms, scope, &m) {
             Ok(s) => s,
             Err(e) => return reject(e.code(), e),
@@ -316,6 +336,14 @@ impl Agent {
     }
 }
 
+/// An rpc_id for messages: text when it is printable, else hex.
+fn hex_id(id: &[u8]) -> String {
+    match std::str::from_utf8(id) {
+        Ok(t) if t.chars().all(|c| !c.is_control()) => format!("{t:?}"),
+        _ => format!("hex:{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+    }
+}
+
 /// An `RPC_RESP` (used by tests and the examples).
 pub fn response(rpc_id: &[u8], result: &[u8]) -> RpcMessage {
     RpcMessage::Resp(RpcResp {
@@ -465,6 +493,26 @@ mod tests {
             a.handle(1, &ID, &req("c5", COUNTER, "", "k"), "", 1_001),
             Action::Nothing
         );
+    }
+
+    #[test]
+    fn the_peer_cannot_answer_its_own_open_call() {
+        let mut a = agent();
+        assert_eq!(
+            a.handle(1, &ID, &req("s9", SLOW, "100", ""), "", 0),
+            Action::Nothing
+        );
+        // The peer sends an outcome for the call it made: refused, and the call stays
+        // open for the reference's own answer.
+        for m in [response(b"s9", b"x"), error(b"s9", "internal", false)] {
+            let t = m.msg_type();
+            let r = a.handle(t, &ID, &rpc::encode(P1Form::Message, &m), "", 10);
+            assert!(matches!(r, Action::Reject(_)), "{r:?}");
+        }
+        assert_eq!(decoded(&a.on_timer(100)), [response(b"s9", b"100")]);
+        // After the outcome, the same terminal repeated is a duplicate, not a refusal.
+        let again = rpc::encode(P1Form::Message, &response(b"s9", b"100"));
+        assert_eq!(a.handle(2, &ID, &again, "", 120), Action::Nothing);
     }
 
     #[test]

@@ -355,7 +355,27 @@ fn assertions(m: &mut Metadata, a: &Map<String, Value>) {
             m.limits.min_msg_id_bytes = Some(n);
         }
     }
-    if let Some(p) = a
+    // Some fixtures state the policy in words ("timestamp freshness disabled and
+    // documented"): a sentence about freshness is read for whether it is on; any other
+    // sentence describes a process and asserts nothing about the receiver.
+    if let Some(Value::String(text)) = a.get("policy") {
+        let t = text.to_ascii_lowercase();
+        if t.contains("freshness") || t.contains("timestamp") {
+            let off = ["disabled", "off", "not enforced", "not required"]
+                .iter()
+                .any(|w| t.contains(w));
+            let on = ["enabled", "enforced", "required"]
+                .iter()
+                .any(|w| t.contains(w));
+            match (off, on) {
+                (true, _) => m.timestamp_required = Some(false),
+                (false, true) => m.timestamp_required = Some(true),
+                (false, false) => m.problems.push(format!(
+                    "assertions.policy {text:?} speaks of timestamps without saying whether freshness is enforced"
+                )),
+            }
+        }
+    } else if let Some(p) = a
         .get("policy")
         .and_then(|x| m.object(x, "assertions.policy"))
     {
@@ -492,5 +512,25 @@ mod tests {
             parse(&json!([1])).problems,
             ["the metadata is an array, expected an object"]
         );
+    }
+
+    #[test]
+    fn a_policy_in_words_is_read_for_freshness_only() {
+        let with = |policy: &str| {
+            parse(
+                &json!({"vector_id": "s1_1", "expected": {"outcome": "accept",
+                "assertions": {"binding": "S1", "policy": policy}}}),
+            )
+        };
+        let m = with("timestamp freshness disabled and documented");
+        assert!(m.problems.is_empty(), "{:?}", m.problems);
+        assert_eq!(m.timestamp_required, Some(false));
+        assert_eq!(
+            with("timestamp freshness enforced").timestamp_required,
+            Some(true)
+        );
+        let m = with("backward-compatibility-review");
+        assert!(m.problems.is_empty() && m.timestamp_required.is_none());
+        assert_eq!(with("timestamps, somehow").problems.len(), 1);
     }
 }

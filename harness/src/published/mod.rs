@@ -5,11 +5,15 @@
 //!
 //! Each fixture becomes one step sending its octets (and, when they end inside a frame, the
 //! end of the stream), with the metadata's expectation graded as the catalog grades codes
-//! (`docs/spec-issues.md` SI-004 to SI-011). What the fixture assumes of the receiver, which
-//! the catalog format has no words for (its own clock, its limits, profile validation), rides
-//! along as a [`Fixture`]; [`receiver`] applies it to the SUT or says why it cannot. Where
-//! the project's reading departs from the published expectation, a [`rulings`] entry says
-//! so, and [`section`] reports every such case with what the SUT did.
+//! (`docs/spec-issues.md` SI-004 to SI-011). A profile payload valid in one P1 form only is
+//! sent in the form the SUT declares: the kit's octets in the kit's form, the same message
+//! re-wrapped (or unwrapped) by the harness in the other (SI-040). What the fixture assumes
+//! of the receiver, which the catalog format has no words for (its own clock, its limits,
+//! profile validation), rides along as a [`Fixture`]; [`receiver`] applies it to the SUT or
+//! says why it cannot. Where the project's reading departs from the published expectation,
+//! a [`rulings`] entry says so and its effect is what runs (another expectation, a judgment
+//! on decoding only, the receiver's choice), and [`section`] reports every such case with
+//! what the SUT did.
 
 pub mod format;
 pub mod octets;
@@ -18,8 +22,8 @@ pub mod rulings;
 pub mod section;
 
 use crate::catalog::vector::{
-    AcceptSpec, Applicability, Data, Expect, Expectations, FieldsSpec, Method, Num, Part,
-    RejectFull, RejectSpec, Send, Step, UnknownProfile, Vector,
+    AcceptSpec, Applicability, Data, Expect, Expectations, ExtSpec, FieldsSpec, FrameSpec, Method,
+    Num, Part, RejectFull, RejectSpec, Send, Step, UnknownProfile, Vector,
 };
 use crate::catalog::{Catalog, LoadedVector};
 use crate::frames::limits::DEFAULT_MAX_CLOCK_SKEW_MS;
@@ -100,6 +104,31 @@ pub struct Receiver {
     pub unknown_profile: Option<u64>,
     /// Profiles whose payloads the receiver validates for this fixture.
     pub validate: Vec<u64>,
+    /// A P1 payload that decodes in one form only, carried in the form the SUT declares:
+    /// the kit's form and the header of the frame as the harness builds it in the other.
+    pub carried: Option<Carried>,
+}
+
+/// A profile fixture whose P1 payload decodes in one form only and which the harness sends
+/// in the form the SUT declares (SI-040): in the kit's own form its octets are the kit's;
+/// in the other, the same message re-wrapped into the annex's `Payload` (or unwrapped from
+/// it), so the frame's sizes differ by the wrapper's few octets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// The form the kit's payload is in.
+    pub kit: P1Form,
+    /// Header values and sizes of the frame in the other form.
+    pub other: Header,
+}
+
+impl Receiver {
+    /// The header of the frame a SUT declaring `form` is sent.
+    pub fn header_in(&self, form: P1Form) -> &Header {
+        match &self.carried {
+            Some(c) if c.kit != form => &c.other,
+            _ => &self.header,
+        }
+    }
 }
 
 /// A published fixture behind a [`Vector`]: its metadata file, what the kit expects, the
@@ -621,18 +650,22 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         (Some(e), true) => p1_forms(e.profile_id, e.msg_type, &e.payload),
         _ => None,
     };
-    if let Some((bare, wrapped)) = forms {
+    // A P1 payload valid in one form only: the form it is in, and the frame as the harness
+    // carries it in either (SI-040); without that, it applies only to SUTs of its form.
+    let mut carry_in = None;
+    if let (Some((bare, wrapped)), Some(e)) = (forms, decoded) {
+        let kit = if bare {
+            P1Form::Message
+        } else {
+            P1Form::Wrapper
+        };
         if bare != wrapped {
-            v.applies_when.p1_payload = Some(if bare {
-                P1Form::Message
-            } else {
-                P1Form::Wrapper
-            });
+            carry_in = Some((kit, carry(e, octets, kit)));
         }
-        let placeholder =
-            decoded.is_some_and(|e| e.payload.windows(r.id.len()).any(|w| w == r.id.as_bytes()));
+        let placeholder = e.payload.windows(r.id.len()).any(|w| w == r.id.as_bytes());
         if fx.ruling.is_none() {
-            if !bare && !wrapped && fx.published.accept {
+            // A payload valid in neither form must be refused, whatever the kit expects.
+            if !bare && !wrapped {
                 fx.ruling = Some(&rulings::INVALID_P1);
             } else if placeholder {
                 fx.ruling = Some(&rulings::PLACEHOLDER);
@@ -675,17 +708,61 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         Some(Effect::Expect(ruled)) => {
             expect = None;
             allowed = ruled.codes.to_vec();
-            v.requirements = ruled.requirements.iter().map(|s| (*s).to_owned()).collect();
-            code_reqs = ruled
-                .code_requirements
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect();
+            v.requirements = owned(ruled.requirements);
+            code_reqs = owned(ruled.code_requirements);
             if ruled.validate {
                 fx.receiver.validate = profile.into_iter().collect();
             }
         }
+        Some(Effect::DecodingOnly) => {
+            // The core's acceptance and dispatch: the receiver is not asked to validate the
+            // profile, and a refusal by the profile (an endpoint's always runs) still shows
+            // the core dispatched the frame (SI-003).
+            let Some(e) = decoded else {
+                return broken(
+                    r,
+                    "a ruling on decoding for a frame that does not decode".into(),
+                );
+            };
+            let mut a = expect.take().unwrap_or_else(|| core_accept(e));
+            a.profile_may_refuse = true;
+            expect = Some(a);
+            fx.receiver.validate.clear();
+            v.requirements = owned(rulings::DECODING_REQUIREMENTS);
+            code_reqs.clear();
+        }
+        Some(Effect::EitherWay(requirements)) => {
+            let Some(e) = decoded else {
+                return broken(
+                    r,
+                    "a ruling on a choice for a frame that does not decode".into(),
+                );
+            };
+            // Any refusal passes; one that comes after the quiet window (a slow close) is
+            // judged as a frame the profile may refuse: inconclusive, never a failure.
+            let mut a = expect.take().unwrap_or_else(|| core_accept(e));
+            a.reject_allowed = true;
+            a.profile_may_refuse = true;
+            expect = Some(a);
+            v.requirements = owned(requirements);
+            code_reqs.clear();
+        }
         Some(Effect::Explains) | None => {}
+    }
+    // Carried in the SUT's form only where nothing pins the kit's payload octets (an
+    // asserted payload length compares them).
+    let pinned = expect
+        .as_ref()
+        .and_then(|a| a.fields.as_ref())
+        .is_some_and(|f| f.payload.is_some());
+    let mut frame = None;
+    match carry_in {
+        Some((_, Some((spec, carried)))) if !pinned => {
+            fx.receiver.carried = Some(carried);
+            frame = Some(Box::new(spec));
+        }
+        Some((kit, _)) => v.applies_when.p1_payload = Some(kit),
+        None => {}
     }
     let expectation = match expect {
         Some(a) => Expect::Accept(Box::new(a)),
@@ -702,8 +779,10 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         }
     };
     let send = Send {
-        frame: None,
-        raw: Some(vec![Part::Hex(hex::encode(octets))]),
+        raw: frame
+            .is_none()
+            .then(|| vec![Part::Hex(hex::encode(octets))]),
+        frame,
         identity_probe: false,
         slow_request: None,
         reply_to_forwarded: false,
@@ -734,12 +813,114 @@ fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         vec![step(Some(send), false, expectation, &what)]
     };
     v.shape = crate::catalog::vector::Shape::of(&v);
+    let mut notes: Vec<String> = v.notes.take().into_iter().collect();
     if let Some(rl) = fx.ruling {
-        let n = v.notes.take().map(|n| format!("{n}. ")).unwrap_or_default();
-        v.notes = Some(format!("{n}Ruling ({}): {}", rl.si, rl.reading));
+        notes.push(format!("Ruling ({}): {}", rl.si, rl.reading));
     }
+    if let Some(c) = &fx.receiver.carried {
+        notes.push(format!(
+            "Carried in the P1 form the SUT declares (SI-040): the kit's {} octets for a {} SUT, else the same message {} by the harness",
+            c.kit.as_str(),
+            c.kit.as_str(),
+            match c.kit {
+                P1Form::Message => "in the annex's Payload wrapper",
+                P1Form::Wrapper => "unwrapped",
+            }
+        ));
+    }
+    v.notes = (!notes.is_empty()).then(|| notes.join(". "));
     v.fixture = Some(Arc::new(fx));
     v
+}
+
+fn owned(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The frame of a profile fixture whose P1 payload is valid in the `kit` form only, as a
+/// frame the harness encodes in the form the SUT declares: the payload is the msg_type's
+/// message with no fields set and the bare message's octets appended, which the wrapper
+/// form carries whole as its member (`P1Form::wrap`). Also the header of the frame in the
+/// other form. `None` where the harness's encoding in the kit's form is not exactly the
+/// kit's octets (a padded uvarint, say), or the other form does not carry the same message
+/// octets: the fixture then runs only for SUTs of the kit's form.
+fn carry(e: &crate::frames::Envelope, octets: &Bytes, kit: P1Form) -> Option<(FrameSpec, Carried)> {
+    let desc = crate::pb::message_for(e.profile_id, e.msg_type)?;
+    let bare = kit.unwrap(e.profile_id, e.msg_type, &e.payload).ok()?;
+    let mut spec = crate::p1::P1Spec::new();
+    spec.insert(
+        desc.full_name().to_owned(),
+        serde_json::Value::Object(serde_json::Map::new()),
+    );
+    spec.insert(
+        "unknown_fields".to_owned(),
+        serde_json::Value::String(hex::encode(&bare)),
+    );
+    let frame = FrameSpec {
+        version: Some(Num::Lit(e.version)),
+        profile_id: Some(Num::Lit(e.profile_id)),
+        msg_type: Some(Num::Lit(e.msg_type)),
+        flags: Some(Num::Lit(e.flags)),
+        ts_unix_ms: Some(Num::Lit(e.ts_unix_ms)),
+        msg_id: Some(Data::Hex(hex::encode(&e.msg_id))),
+        extensions: e
+            .extensions
+            .iter()
+            .map(|(t, v)| ExtSpec {
+                ext_type: Num::Lit(t),
+                value: Data::Hex(hex::encode(&v)),
+            })
+            .collect(),
+        payload: Some(Data::P1(spec)),
+    };
+    let build = |form: P1Form| {
+        let mut p = crate::expr::Params::new();
+        p.insert("P1_WRAPPER", u64::from(form == P1Form::Wrapper));
+        crate::materialize::build_frame(&frame, &p, None).ok()
+    };
+    if build(kit)? != *octets {
+        return None;
+    }
+    let other_form = match kit {
+        P1Form::Message => P1Form::Wrapper,
+        P1Form::Wrapper => P1Form::Message,
+    };
+    let other = build(other_form)?;
+    let read = octets::read(&other, &Limits::unbounded()).ok()?;
+    let Finding::Decoded(o) = &read.finding else {
+        return None;
+    };
+    if other_form
+        .unwrap(o.profile_id, o.msg_type, &o.payload)
+        .ok()?
+        != bare
+    {
+        return None;
+    }
+    Some((
+        frame,
+        Carried {
+            kit,
+            other: read.header,
+        },
+    ))
+}
+
+/// The core's accept of a decoded frame: its own version, profile and msg_type (a reject
+/// fixture's metadata describes the receiver, not the frame).
+fn core_accept(e: &crate::frames::Envelope) -> AcceptSpec {
+    AcceptSpec {
+        fields: Some(FieldsSpec {
+            version: Some(Num::Lit(e.version)),
+            profile_id: Some(Num::Lit(e.profile_id)),
+            msg_type: Some(Num::Lit(e.msg_type)),
+            ..FieldsSpec::default()
+        }),
+        unknown_flags: None,
+        profile_may_refuse: false,
+        reject_allowed: false,
+        answered: false,
+    }
 }
 
 /// The accept a fixture expects: the envelope values it asserts; the payload exactly as the
@@ -781,4 +962,80 @@ fn accept(
         reject_allowed: false,
         answered: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames::{e1, Envelope};
+
+    fn frame(payload: &[u8]) -> (Envelope, Bytes) {
+        let env = Envelope {
+            version: 1,
+            profile_id: 12,
+            msg_type: 1,
+            ts_unix_ms: 1_771_513_334_692,
+            msg_id: Bytes::from_static(b"12345678abcdefgh"),
+            extensions: crate::frames::e1::Extensions::from_entries([(16u64, b"x")]),
+            payload: Bytes::copy_from_slice(payload),
+            ..Envelope::default()
+        };
+        let octets = e1::frame_bytes(&env).unwrap();
+        (env, octets)
+    }
+
+    fn built(spec: &FrameSpec, form: P1Form) -> Bytes {
+        let mut p = crate::expr::Params::new();
+        p.insert("P1_WRAPPER", u64::from(form == P1Form::Wrapper));
+        crate::materialize::build_frame(spec, &p, None).unwrap()
+    }
+
+    /// The kit's bare RpcReq (rpc_id "rpc", method "m") is sent as it is to a message-form
+    /// SUT and as the wrapper's member 1 to the other, every other field unchanged.
+    #[test]
+    fn a_bare_payload_is_carried_in_either_form() {
+        let bare = [0x0a, 3, b'r', b'p', b'c', 0x12, 1, b'm'];
+        let (env, octets) = frame(&bare);
+        let (spec, carried) = carry(&env, &octets, P1Form::Message).unwrap();
+        assert_eq!(built(&spec, P1Form::Message), octets);
+        let wrapped = built(&spec, P1Form::Wrapper);
+        let mut member = vec![0x0a, 8];
+        member.extend_from_slice(&bare);
+        let (body, _) = crate::frames::frame::take_frame(&wrapped, &Limits::default())
+            .unwrap()
+            .unwrap();
+        let got = e1::decode(&body, &Limits::default()).unwrap();
+        assert_eq!(got.payload.to_vec(), member);
+        assert_eq!(
+            Envelope {
+                payload: env.payload.clone(),
+                ..got
+            },
+            env
+        );
+        assert_eq!(carried.kit, P1Form::Message);
+        assert_eq!(carried.other.payload, Some(10));
+        assert_eq!(carried.other.frame, Some(body.len() as u64));
+        let r = Receiver {
+            carried: Some(carried),
+            ..Receiver::default()
+        };
+        assert_eq!(r.header_in(P1Form::Wrapper).payload, Some(10));
+        assert_eq!(r.header_in(P1Form::Message).payload, None);
+    }
+
+    /// Octets the harness would not write the same way (a padded uvarint) are not carried:
+    /// sending its own encoding would not be the kit's fixture.
+    #[test]
+    fn octets_the_harness_would_encode_otherwise_are_not_carried() {
+        let (env, octets) = frame(&[0x0a, 3, b'r', b'p', b'c']);
+        let mut padded = octets.to_vec();
+        // flags 0 written as 0x80 0x00: one octet more, so the prefix grows by one.
+        let at = 4 + 3;
+        assert_eq!(padded[at], 0);
+        padded.splice(at..=at, [0x80, 0x00]);
+        let n = u32::from_be_bytes([padded[0], padded[1], padded[2], padded[3]]) + 1;
+        padded[..4].copy_from_slice(&n.to_be_bytes());
+        assert!(carry(&env, &Bytes::from(padded), P1Form::Message).is_none());
+    }
 }

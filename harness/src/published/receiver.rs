@@ -4,6 +4,7 @@
 //! per-vector configuration: there the fixture applies only where the SUT's own declaration
 //! makes the same case, and otherwise is not applicable with the reason.
 
+use super::rulings::{Effect, POLICY_REFUSALS};
 use super::{assumed_limits, stated_over, Fixture};
 use crate::catalog::vector::Vector;
 use crate::expr::Params;
@@ -59,6 +60,9 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
             )));
         }
     }
+    if let Some(na) = policy_refusal(sut, fx) {
+        return Some(na);
+    }
     if let Some(na) = sizes(sut, fx) {
         return Some(na);
     }
@@ -81,10 +85,31 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     None
 }
 
+/// Why a fixture judged on decoding only cannot be judged on this SUT: an endpoint always
+/// runs its profile, and where the profile refuses by policy with `ERR_SECURITY_POLICY`
+/// (`rulings::POLICY_REFUSALS`), the session judge would count that refusal against the
+/// core. A codec SUT is not asked to validate the profile, so it is judged there.
+fn policy_refusal(sut: &Sut, fx: &Fixture) -> Option<NotApplicable> {
+    if configurable(sut) || fx.ruling.map(|r| r.effect) != Some(Effect::DecodingOnly) {
+        return None;
+    }
+    // A SUT that does not claim the profile is not applicable by its own choice, said later.
+    let p = fx
+        .receiver
+        .header
+        .profile_id
+        .filter(|p| sut.manifest.claims.profiles.contains(p))?;
+    let (_, clause) = POLICY_REFUSALS.iter().find(|(id, _)| *id == p)?;
+    Some(NotApplicable::untested(format!(
+        "judged on decoding only (a placeholder payload), and profile {p} may refuse it by policy with ERR_SECURITY_POLICY ({clause}), which on an endpoint cannot show the core dispatched the frame; the codec method judges it"
+    )))
+}
+
 /// Whether the SUT's limits put each of the fixture's sizes on the side of its bound the
 /// fixture assumes (its stated limits, else the spec's defaults).
 fn sizes(sut: &Sut, fx: &Fixture) -> Option<NotApplicable> {
-    let h = &fx.receiver.header;
+    // The frame as this SUT is sent it: a payload carried in its P1 form has other sizes.
+    let h = fx.receiver.header_in(sut.manifest.p1_payload);
     let s = &fx.receiver.limits;
     let assumed = assumed_limits(s);
     let got = effective(sut, fx);

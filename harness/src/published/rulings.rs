@@ -2,7 +2,9 @@
 //! expectation: one ruling per case, with the clause and the `docs/spec-issues.md` entry
 //! (SI-034 keeps the same table in words). A ruling either only explains (the fixture runs
 //! as published), or changes how the fixture runs: not applicable because one frame cannot
-//! show the behaviour, the SUT's unknown-profile path, or another expectation.
+//! show the behaviour, the SUT's unknown-profile path, another expectation, a judgment on
+//! decoding only, or a choice the spec leaves to the receiver. An effect is always real: the
+//! vector runs what the ruling says, never the published expectation with a note beside it.
 //!
 //! Two rulings are found in the data rather than listed, so they cover fixtures of the full
 //! published set this table does not name: a profile payload that decodes in neither P1
@@ -22,6 +24,16 @@ pub enum Effect {
     UnknownProfilePath(UnknownProfile),
     /// It runs with this expectation instead.
     Expect(Ruled),
+    /// It is judged on decoding only: the core accepts the frame and dispatches it to the
+    /// addressed profile, which the receiver is not asked to validate (a codec SUT decodes
+    /// it as a core; an endpoint's profile may still refuse it, which shows the dispatch).
+    /// The published expectation is about what the payload cannot carry, so it is not
+    /// compared with what the SUT did.
+    DecodingOnly,
+    /// The spec leaves the receiver the choice: an accept (of the asserted envelope values)
+    /// and any refusal, an error frame or a close, both pass. The requirements are those
+    /// of the case the ruling describes (none when the choice is all there is to judge).
+    EitherWay(&'static [&'static str]),
 }
 
 /// The expectation a ruling puts in place of the published one.
@@ -184,12 +196,39 @@ pub const RULINGS: &[Ruling] = &[
     },
     Ruling {
         fixtures: &["poc_0002_valid_swprpc_request"],
-        reading: "carries a P1 `Payload` wrapper where rpc_0001 carries the bare message for the same profile and msg_type: the kit contradicts itself; each runs only for SUTs declaring its form",
+        reading: "carries a P1 `Payload` wrapper where rpc_0001 carries the bare message for the same profile and msg_type: the kit contradicts itself; poc_0002 is a core-level fixture (no profile validation, any SUT), and rpc_0001 is carried in the form the SUT declares",
         clause: "P1 §2",
         si: "SI-022",
         effect: Effect::Explains,
     },
+    Ruling {
+        fixtures: &[
+            "mcp_0002_response_roundtrip",
+            "mcp_0004_error_mapping_internal",
+            "mcp_0005_error_mapping_unknown_profile",
+            "mcp_0006_response_msg_id_reuse",
+        ],
+        reading: "a JSON-RPC response (msg_type 2) to no request: what the fixture is named for (the octets a relay preserves, a gateway's error mapping, a response's msg_id) is what a relay or gateway emits, which a frame sent to the SUT cannot show (the catalog's vectors of these ids test it); received, it is an unsolicited response, and MCP-map §5 binds only its sender and JSON-RPC 2.0 gives its receiver no duty: ignoring it and refusing it (an error frame with any code, or a close) both pass",
+        clause: "MCP-map §4, §5, §6",
+        si: "SI-039",
+        effect: Effect::EitherWay(&[]),
+    },
 ];
+
+/// Profiles whose texts make `ERR_SECURITY_POLICY` a refusal of their own, with the clause:
+/// a policy-gated rejection is one of the profile-rejection outcomes of SWP-RPC and
+/// SWP-RELAY, and SWP-CRED refuses unsupported credential types per policy (SI-P-CRED-6).
+/// On an endpoint, a placeholder of these profiles may meet that refusal, which the session
+/// judge counts against the core; so there they are not judged on decoding (SI-040).
+pub const POLICY_REFUSALS: &[(u64, &str)] = &[
+    (12, "swp-rpc §7"),
+    (15, "swp-cred §6"),
+    (19, "swp-relay §6"),
+];
+
+/// What a fixture judged on decoding only tests: its profile is known (the SUT claims it)
+/// and the frame is routed to it (core §4.4, §6), as the catalog's core_0032 does.
+pub const DECODING_REQUIREMENTS: &[&str] = &["CORE-035", "CORE-048"];
 
 /// The data-found ruling for a profile payload that decodes in neither P1 form.
 pub const INVALID_P1: Ruling = Ruling {
@@ -200,13 +239,16 @@ pub const INVALID_P1: Ruling = Ruling {
     effect: Effect::Expect(NOT_P1),
 };
 
-/// The data-found ruling for a placeholder payload.
+/// The data-found ruling for a placeholder payload. The kit gives the same placeholder
+/// shape opposite expectations (a2a_0002 accepts a lone Event, a2a_0006 rejects one; obs_0001
+/// rejects the ObsSet obs_0002 accepts), so what it expects is about a scenario the one frame
+/// does not carry, and only decoding is left to judge.
 pub const PLACEHOLDER: Ruling = Ruling {
     fixtures: &[],
-    reading: "a placeholder payload (field 1 the profile's name, field 2 the vector's): it exercises decoding only, not the profile's semantics, and runs only for SUTs declaring the P1 form it decodes in",
-    clause: "P1 §2",
-    si: "SI-022",
-    effect: Effect::Explains,
+    reading: "a placeholder payload (field 1 the profile's name, field 2 the vector's), which the kit expects accepted or rejected by a scenario the one frame does not carry: judged on decoding only, the core's acceptance and dispatch to the profile (CORE-035, CORE-048) without the profile's validation or lifecycle; a refusal by the profile also shows the dispatch, a close cannot show which layer refused (inconclusive); carried in the P1 form the SUT declares",
+    clause: "P1 §2, §4, core §4.4, §6",
+    si: "SI-022, SI-003, SI-040",
+    effect: Effect::DecodingOnly,
 };
 
 /// The named ruling on fixture `id`, if any.

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 
 /// Namespaces whose expectations the agreement figure counts: the core, its encoding and
 /// security binding, the MCP mapping and the kit's proof-of-concept fixtures. A2A and SWP-*
-/// fixtures carry placeholder payloads and are counted apart.
+/// fixtures carry placeholder payloads and are counted apart; those judged on decoding only
+/// are counted in neither (their expectation is not compared).
 pub const AGREEMENT_NAMESPACES: [&str; 5] = ["core", "e1", "s1", "mcp", "poc"];
 
 /// How many executed expectations the SUT met.
@@ -127,26 +128,41 @@ impl Section {
     }
 }
 
-/// Whether what the SUT did meets the published expectation, for an executed fixture.
-fn sut_agrees(fx: &Fixture, r: &VectorResult) -> bool {
-    let ruled = matches!(fx.ruling.map(|x| x.effect), Some(Effect::Expect(_)));
-    if !ruled {
-        // The vector runs the published expectation with the catalog's grading.
-        return matches!(r.verdict, Verdict::Pass | Verdict::RejectCodeNotObservable);
-    }
+/// Whether what the SUT did meets the published expectation, for an executed fixture;
+/// `None` where a ruling judges the fixture on decoding only: the kit's expectation is then
+/// about a scenario the frame does not carry, so neither answer would agree or disagree.
+fn sut_agrees(fx: &Fixture, r: &VectorResult) -> Option<bool> {
     let code = r
         .observed_error_code
         .as_deref()
         .and_then(|c| c.parse::<ErrorCode>().ok());
-    if fx.published.accept {
-        // The ruled vector expects a reject: the SUT met the published accept when the
-        // reject did not come.
-        code.is_none() && r.verdict == Verdict::Fail
-    } else {
-        match code {
-            Some(c) => fx.published.allowed.contains(&c),
-            None => r.verdict == Verdict::RejectCodeNotObservable,
+    match fx.ruling.map(|x| x.effect) {
+        Some(Effect::DecodingOnly) => None,
+        Some(Effect::Expect(_)) => Some(if fx.published.accept {
+            // The ruled vector expects a reject: the SUT met the published accept when the
+            // reject did not come.
+            code.is_none() && r.verdict == Verdict::Fail
+        } else {
+            match code {
+                Some(c) => fx.published.allowed.contains(&c),
+                None => r.verdict == Verdict::RejectCodeNotObservable,
+            }
+        }),
+        // Accepting and refusing both pass, so the verdict does not say which the SUT did;
+        // what it observed does (an accept has no code and reads `accept`).
+        Some(Effect::EitherWay(_)) => {
+            let accepted = code.is_none() && r.observed.starts_with("accept");
+            Some(if fx.published.accept {
+                accepted
+            } else {
+                !accepted && code.is_none_or(|c| fx.published.allowed.contains(&c))
+            })
         }
+        // The vector runs the published expectation with the catalog's grading.
+        _ => Some(matches!(
+            r.verdict,
+            Verdict::Pass | Verdict::RejectCodeNotObservable
+        )),
     }
 }
 
@@ -198,7 +214,7 @@ pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
             s.harness_errors += 1;
             continue;
         }
-        let agrees = r.verdict.executed().then(|| sut_agrees(fx, &r));
+        let agrees = r.verdict.executed().then(|| sut_agrees(fx, &r)).flatten();
         if let Some(a) = agrees {
             let tally = if AGREEMENT_NAMESPACES.contains(&r.namespace.as_str()) {
                 &mut s.agreement

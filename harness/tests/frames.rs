@@ -852,7 +852,8 @@ fn spec_kit_fixtures_agree_with_the_codec_or_are_listed() {
                 // A profile's own refusal (a msg_type it does not assign, a payload it
                 // cannot take, a policy it applies) is decided after dispatch (core-spec §6),
                 // by the profile: the core codec must accept and hand the frame on.
-                _ if !id.starts_with("core_") && !id.starts_with("e1_")
+                _ if !id.starts_with("core_")
+                    && !id.starts_with("e1_")
                     && allowed
                         .iter()
                         .all(|c| c.is_profile_level() || *c == ErrorCode::SecurityPolicy) =>
@@ -987,7 +988,8 @@ fn expectation(meta: &Value, id: &str) -> Option<Expectation> {
                 fields.insert(k.clone(), v.as_u64().unwrap());
             }
             // Descriptive, or a policy above the codec (listed where it matters).
-            "profile" | "semantic_case" | "encoding" | "binding" | "policy" | "mapping" | "scenario" => {}
+            "profile" | "semantic_case" | "encoding" | "binding" | "policy" | "mapping"
+            | "scenario" => {}
             _ => panic!("{id}: assertions.{k} is not understood"),
         }
     }

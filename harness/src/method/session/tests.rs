@@ -282,6 +282,11 @@ fn run(
 
 /// Runs `steps` on a prepared conversation.
 fn run_conv(conv: &mut Conv<'_>, steps: &[ConcreteStep]) -> Result<Summary, Box<StepFailure>> {
+    conclude(run_run(conv, steps))
+}
+
+/// Runs `steps` on a prepared conversation, every step's record.
+fn run_run(conv: &mut Conv<'_>, steps: &[ConcreteStep]) -> steps::Run {
     let mut params = Params::new();
     params.insert("NOW_MS", 0);
     let mut requests = Default::default();
@@ -294,7 +299,7 @@ fn run_conv(conv: &mut Conv<'_>, steps: &[ConcreteStep]) -> Result<Summary, Box<
         unknown_profile_closes: false,
         profiles: super::profiles::Judge::new(&Default::default(), Default::default(), None),
     };
-    conclude(steps::run_steps(conv, steps, &mut inputs, 0))
+    steps::run_steps(conv, steps, &mut inputs, 0)
 }
 
 fn failure(r: Result<Summary, Box<StepFailure>>) -> StepFailure {
@@ -435,19 +440,7 @@ fn records(spec: &SessionSpec, script: Script, steps: &[ConcreteStep]) -> Vec<st
     let clock = VirtualClock::new();
     let wire = MemWire::new(&clock, script);
     let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, false);
-    let mut params = Params::new();
-    params.insert("NOW_MS", 0);
-    let mut requests = Default::default();
-    let mut inputs = Inputs {
-        params: &params,
-        requests: &mut requests,
-        identity: None,
-        identity_probe: None,
-        p1_form: Default::default(),
-        unknown_profile_closes: false,
-        profiles: super::profiles::Judge::new(&Default::default(), Default::default(), None),
-    };
-    steps::run_steps(&mut conv, steps, &mut inputs, 0).records
+    run_run(&mut conv, steps).records
 }
 
 /// An endpoint that refuses every frame, the probe included, on its msg_id after `ms`.

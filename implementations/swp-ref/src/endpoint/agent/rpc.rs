@@ -340,7 +340,10 @@ impl Agent {
 fn hex_id(id: &[u8]) -> String {
     match std::str::from_utf8(id) {
         Ok(t) if t.chars().all(|c| !c.is_control()) => format!("{t:?}"),
-        _ => format!("hex:{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+        _ => format!(
+            "hex:{}",
+            id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ),
     }
 }
 

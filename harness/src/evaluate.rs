@@ -88,11 +88,12 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             Expectation::A2aTasks(tasks) => {
                 let each: Vec<String> = tasks
                     .iter()
-                    .map(|t| {
-                        format!(
-                            "task {}: {} event(s) then Result ok={}",
-                            t.task_id, t.events, t.ok
-                        )
+                    .map(|t| match t.events {
+                        Some(n) => format!(
+                            "task {}: {n} event(s) then Result ok={}",
+                            t.task_id, t.ok
+                        ),
+                        None => format!("task {}: Result ok={}", t.task_id, t.ok),
                     })
                     .collect();
                 each.join("; ")

@@ -149,6 +149,8 @@ pub struct ReplyPattern {
     pub payload_p1: Option<crate::p1::P1Spec>,
     /// The payload is the canonical encoding of its message.
     pub p1_canonical: bool,
+    /// What silence means (absent: a timeout).
+    pub when_silent: Option<crate::catalog::vector::WhenSilent>,
 }
 
 /// One concrete step.
@@ -640,6 +642,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             payload_json: r.payload_json.clone(),
             payload_p1: r.payload_p1.clone(),
             p1_canonical: r.p1_canonical,
+            when_silent: r.when_silent,
         }),
         Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
         Expect::Flow(items) => {

@@ -395,6 +395,11 @@ fn same_value(a: &Value, b: &Value) -> bool {
 /// deterministic serializer writes (fields in number order, defaults omitted).
 pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, _, _) = parts(spec)?;
+    check_canonical_named(name, payload)
+}
+
+/// As [`check_canonical`], for the message of that name (or alias).
+pub fn check_canonical_named(name: &str, payload: &[u8]) -> Result<(), P1Error> {
     let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
         P1Error::Payload(format!(

@@ -20,6 +20,13 @@ pub const RUNTIME: &[&str] = &["CLIENT_IDENTITY"];
 /// answer, and its policy gate;
 /// docs/spec-issues.md SI-026).
 pub const FEATURE_PARAMS: &[&str] = &[
+    // A2A defines no task kinds (a2a-profile §4: `kind` is the agent's own), so the kinds
+    // the a2a vectors need are the SUT's to name; an agent without one runs none of them.
+    "A2A_ECHO_KIND",
+    "A2A_EVENTS_KIND",
+    "A2A_FAIL_KIND",
+    "A2A_MALFORMED_KIND",
+    "A2A_MALFORMED_INPUT",
     "STREAM_METHOD",
     "STREAM_PARAMS",
     "STREAM_FAIL_PARAMS",

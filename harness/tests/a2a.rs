@@ -25,6 +25,7 @@ start: {{command: "{}", args: ["{mode}", "${{SWP_REF}}"]}}
 methods: [session]
 claims: {{class: C2, profiles: [1, 2]}}
 p1_payload: {}
+params: {{A2A_ECHO_KIND: echo, A2A_EVENTS_KIND: events, A2A_FAIL_KIND: fail, A2A_MALFORMED_KIND: sum, A2A_MALFORMED_INPUT: "1,x"}}
 limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
 policy: {{timestamp_freshness: false, unknown_profile: error-reply}}
 session:

@@ -545,7 +545,7 @@ pub enum Expect {
     /// The SUT closes the connection (session).
     Close,
     /// An A2A agent runs these tasks (session): every A2A frame until all of them ended is
-    /// collected; per task, exactly `events` Events, then exactly one Result with the given
+    /// collected; per task, exactly `events` Events (when given), then exactly one Result with the given
     /// outcome, nothing after it. Tasks may interleave.
     A2aTasks(Vec<TaskOutcome>),
     /// No octets arrive for `ms` milliseconds (session).
@@ -713,6 +713,22 @@ pub struct ReplySpec {
     /// what a deterministic serializer writes (P1 §4).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub p1_canonical: bool,
+    /// What no reply within the step's time means. Absent, it fails the step (a timeout).
+    /// `pass`: the spec requires no answer here, so silence conforms and only a frame that
+    /// does arrive is judged (a2a_0001: nothing makes a Handshake owe an answer). It is not
+    /// an `accept`: a reject still arrives as a frame and fails the pattern.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_silent: Option<WhenSilent>,
+}
+
+/// How a `reply` step reads silence (`when_silent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenSilent {
+    /// Silence conforms: the step passes with nothing to judge.
+    Pass,
+    /// Silence leaves the requirement untested: the step is inconclusive.
+    Inconclusive,
 }
 
 /// A streamed answer (expectation `stream`): every frame the endpoint sends until the
@@ -758,9 +774,10 @@ pub struct FlowMessage {
 pub struct TaskOutcome {
     /// The task_id, as a P1 bytes value (`hex:...` or text).
     pub task_id: String,
-    /// How many Events precede the Result.
-    #[serde(default)]
-    pub events: u64,
+    /// How many Events precede the Result; absent, any number (a kind whose Events the
+    /// vector does not rely on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
     /// The Result's `ok`.
     pub ok: bool,
     /// The Result's `output`, when given (a P1 bytes value).
@@ -769,6 +786,10 @@ pub struct TaskOutcome {
     /// A substring of the Result's `error_message`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_contains: Option<String>,
+    /// Every Event and Result of this task is serialized deterministically in the SUT's P1
+    /// form (P1 §4, a SHOULD): the canonical encoding of what it decodes to.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p1_canonical: bool,
 }
 
 /// Assertions on an accepted frame.

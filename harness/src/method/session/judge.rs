@@ -5,6 +5,7 @@ use super::confirm::probe_answered;
 use super::conv::{Conv, Obs};
 use super::{Inputs, StepFailure};
 use crate::evaluate::judge_codec_step;
+use crate::catalog::vector::WhenSilent;
 use crate::materialize::{Expectation, ReplyPattern};
 use crate::model::{Dir, Verdict};
 use crate::sut::RejectMode;
@@ -596,12 +597,26 @@ pub fn reply(
             ))
         }
         None => {
-            return Err(StepFailure::new(
-                Verdict::Timeout,
-                format!("{}no reply within {step_ms} ms", c.label),
-                c.expected,
-                "silence",
-            ))
+            return match p.when_silent {
+                Some(WhenSilent::Pass) => Ok(format!(
+                    "no reply within {step_ms} ms, which the spec allows here"
+                )),
+                Some(WhenSilent::Inconclusive) => Err(StepFailure::new(
+                    Verdict::Inconclusive,
+                    format!(
+                        "{}no reply within {step_ms} ms: nothing to judge, and the spec requires no answer here",
+                        c.label
+                    ),
+                    c.expected,
+                    "silence",
+                )),
+                None => Err(StepFailure::new(
+                    Verdict::Timeout,
+                    format!("{}no reply within {step_ms} ms", c.label),
+                    c.expected,
+                    "silence",
+                )),
+            }
         }
     };
     let mut why = None;

@@ -1134,10 +1134,11 @@ fn a2a_task(n: u64, input: &str, second: bool, expect: Expectation) -> ConcreteS
 fn runs(events: u64, output: &str) -> Expectation {
     Expectation::A2aTasks(vec![crate::catalog::vector::TaskOutcome {
         task_id: "shared-id".into(),
-        events,
+        events: Some(events),
         ok: true,
         output: Some(output.into()),
         error_contains: None,
+        p1_canonical: false,
     }])
 }
 

@@ -49,11 +49,14 @@ const BUILTIN_PARAM_NAMES: &[&str] = &[
     "P1_WRAPPER",
 ];
 
-/// Every parameter name a vector may use: the harness's own, then the manifest's.
+/// Every parameter name a vector may use: the harness's own, then the manifest's, then the
+/// optional-feature triggers (a `holds` over one, `${NAME} == 1`, gates a vector on a
+/// behaviour the spec leaves to the SUT, and undeclared leaves it out by the SUT's choice).
 pub fn param_names() -> impl Iterator<Item = &'static str> {
     BUILTIN_PARAM_NAMES
         .iter()
         .chain(MANIFEST_PARAM_NAMES)
+        .chain(crate::placeholders::FEATURE_PARAMS)
         .copied()
 }
 
@@ -67,6 +70,9 @@ pub fn is_param(name: &str) -> bool {
 /// from (docs/sut-manifest.md).
 pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "RPC_REPLAY_WINDOW_MS",
+    // 0: a replay of a call still running waits for its outcome; 1: it is told at once to
+    // retry (a retryable RPC_ERR). Both read swp-rpc §6 (SI-P-RPC-V1).
+    "RPC_REPLAY_WHILE_RUNNING",
     "RPC_STREAM_ITEMS",
     "EVENTS_ID_RETENTION_MS",
     "EVENTS_TICKS_COUNT",

@@ -91,7 +91,8 @@ pub fn fill<'v>(v: &'v Vector, params: &Params) -> Result<Cow<'v, Vector>, FillE
     used.retain(|n| {
         !RUNTIME.contains(&n.as_str())
             && (!crate::expr::is_param(n)
-                || crate::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str()))
+                || crate::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str())
+                || FEATURE_PARAMS.contains(&n.as_str()))
     });
     if used.is_empty() {
         return Ok(Cow::Borrowed(v));

@@ -143,7 +143,7 @@ const REPLAY_CONFLICT_REJECTED: Rule = Rule {
     requirement: "RPC-009",
     level: Level::Must,
     section: "§6 (SI: deterministic terminal error)",
-    checks: "within the window, a replay with other inputs ends in RPC_ERR, with one error_code and retryable per key",
+    checks: "within the window, a replay with other inputs ends in RPC_ERR, the same error_code and retryable for every replay of the same conflicting inputs",
 };
 
 /// Every SWP-RPC rule.
@@ -253,6 +253,11 @@ struct IdemLink {
     key: (Side, String),
     generation: u64,
     role: Role,
+    /// The call's inputs (method and params): conflicting replays are held to one error
+    /// per distinct inputs, not per key.
+    inputs: Digest,
+    /// A later call of the key, not the one that opened its window.
+    replay: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -270,9 +275,13 @@ struct IdemEntry {
     generation: u64,
     /// The outcome every identical call of the key ends with, once one ended.
     outcome: Option<Digest>,
-    /// The error every conflicting replay of the key ends with, once one ended.
-    conflict_outcome: Option<Digest>,
+    /// Per distinct conflicting inputs, the error their replays end with, once one ended
+    /// (at most [`MAX_CONFLICT_INPUTS`]; further inputs are not judged for it).
+    conflict_outcomes: Vec<(Digest, Digest)>,
 }
+
+/// How many distinct conflicting inputs of one key are remembered.
+const MAX_CONFLICT_INPUTS: usize = 16;
 
 /// The calls and idempotency keys of one connection.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -299,7 +308,7 @@ impl State {
             Msg::Resp(r) => {
                 let o = outcome_resp(&r);
                 let whole = digest(&[b"resp", &r.rpc_id, &r.result]);
-                self.terminal(ctx.side, &r.rpc_id, o, whole, false)
+                self.terminal(ctx.side, &r.rpc_id, o, whole, None)
             }
             Msg::Err(e) => {
                 let o = outcome_err(&e);
@@ -310,7 +319,7 @@ impl State {
                     &[u8::from(e.retryable)],
                     e.error_message.as_bytes(),
                 ]);
-                self.terminal(ctx.side, &e.rpc_id, o, whole, true)
+                self.terminal(ctx.side, &e.rpc_id, o, whole, Some(e.retryable))
             }
             Msg::Item(i) => self.item(ctx.side, i),
             Msg::Cancel(c) => {
@@ -388,6 +397,8 @@ impl State {
                         key,
                         generation: e.generation,
                         role,
+                        inputs,
+                        replay: true,
                     });
                 }
                 if age < window.saturating_add(EDGE_SLACK_MS) {
@@ -409,7 +420,7 @@ impl State {
                 inputs,
                 generation,
                 outcome: None,
-                conflict_outcome: None,
+                conflict_outcomes: Vec::new(),
             },
         );
         // A full table did not take the entry: the call is not judged for replays.
@@ -418,19 +429,23 @@ impl State {
             key,
             generation,
             role: Role::SameOutcome,
+            inputs,
+            replay: false,
         })
     }
 
     /// A terminal outcome: `outcome` is what a replay must repeat, `whole` the digest of the
-    /// whole message (an identical repeat of the terminal is the same outcome again).
+    /// whole message (an identical repeat of the terminal is the same outcome again), and
+    /// `err` the retryable flag of an `RPC_ERR` (`None` for an `RPC_RESP`).
     fn terminal(
         &mut self,
         side: Side,
         rpc_id: &[u8],
         outcome: Digest,
         whole: Digest,
-        is_err: bool,
+        err: Option<bool>,
     ) -> Result<(), Violation> {
+        let is_err = err.is_some();
         if !trackable(rpc_id) {
             return Ok(());
         }
@@ -464,7 +479,21 @@ impl State {
                 show(rpc_id)
             )));
         }
-        let link = call.idem.clone();
+        let mut link = call.idem.clone();
+        if let Some(l) = &link {
+            let key_open = self
+                .idem
+                .get(&l.key)
+                .is_some_and(|e| e.generation == l.generation && e.outcome.is_none());
+            if l.role == Role::SameOutcome && l.replay && err == Some(true) && key_open {
+                // A replay answered "retry later" while no call of its key has ended is not
+                // the key's outcome: §6 asks a replay to return the original outcome, and a
+                // retryable error before there is one defers that (SI-P-RPC-V, the reading
+                // `RPC_REPLAY_WHILE_RUNNING: 1` declares). The call ends; the key's outcome is
+                // still the one its first ended call gives.
+                link = None;
+            }
+        }
         if let Some(link) = &link {
             if let Some(e) = self
                 .idem
@@ -489,9 +518,13 @@ impl State {
                                 show(link.key.1.as_bytes())
                             )));
                         }
-                        if e.conflict_outcome.is_some_and(|o| o != outcome) {
+                        let earlier = e
+                            .conflict_outcomes
+                            .iter()
+                            .find(|(inputs, _)| *inputs == link.inputs);
+                        if earlier.is_some_and(|(_, o)| *o != outcome) {
                             return Err(REPLAY_CONFLICT_REJECTED.violation(format!(
-                                "RPC_ERR for {} differs from the error of an earlier conflicting replay of {}",
+                                "RPC_ERR for {} differs from the error of an earlier replay of {} with the same conflicting inputs",
                                 show(rpc_id),
                                 show(link.key.1.as_bytes())
                             )));
@@ -509,11 +542,17 @@ impl State {
                 .get_mut(&link.key)
                 .filter(|e| e.generation == link.generation)
             {
-                let slot = match link.role {
-                    Role::SameOutcome => &mut e.outcome,
-                    Role::Conflict => &mut e.conflict_outcome,
-                };
-                slot.get_or_insert(outcome);
+                match link.role {
+                    Role::SameOutcome => {
+                        e.outcome.get_or_insert(outcome);
+                    }
+                    Role::Conflict => {
+                        let known = e.conflict_outcomes.iter().any(|(i, _)| *i == link.inputs);
+                        if !known && e.conflict_outcomes.len() < MAX_CONFLICT_INPUTS {
+                            e.conflict_outcomes.push((link.inputs, outcome));
+                        }
+                    }
+                }
             }
         }
         Ok(())
@@ -802,9 +841,23 @@ mod tests {
         // A replay while the original still runs: both end alike, whichever ends first.
         r.ok(Harness, 1, &req("a1", "m", "p", "j"));
         r.ok(Harness, 1, &req("a2", "m", "p", "j"));
-        r.ok(Endpoint, 3, &err("a2", "unavailable", true));
-        r.err(Endpoint, 2, &resp("a1", "x"), "rpc.replay-same-outcome");
-        r.ok(Endpoint, 3, &err("a1", "unavailable", true));
+        r.ok(Endpoint, 2, &resp("a2", "x"));
+        r.err(Endpoint, 2, &resp("a1", "y"), "rpc.replay-same-outcome");
+        r.ok(Endpoint, 2, &resp("a1", "x"));
+        // Or the replay is told to retry later, which is no outcome of the key: the
+        // original's outcome is still the one later replays owe.
+        r.ok(Harness, 1, &req("b1", "m", "p", "i"));
+        r.ok(Harness, 1, &req("b2", "m", "p", "i"));
+        r.ok(Endpoint, 3, &err("b2", "unavailable", true));
+        r.ok(Endpoint, 2, &resp("b1", "z"));
+        r.ok(Harness, 1, &req("b3", "m", "p", "i"));
+        r.err(Endpoint, 3, &err("b3", "unavailable", true), "rpc.replay-same-outcome");
+        r.ok(Endpoint, 2, &resp("b3", "z"));
+        // The original itself failing retryably is its outcome.
+        r.ok(Harness, 1, &req("c1", "m", "p", "h"));
+        r.ok(Endpoint, 3, &err("c1", "unavailable", true));
+        r.ok(Harness, 1, &req("c2", "m", "p", "h"));
+        r.err(Endpoint, 2, &resp("c2", "w"), "rpc.replay-same-outcome");
     }
 
     #[test]
@@ -848,7 +901,8 @@ mod tests {
             "rpc.replay-conflict-rejected",
         );
         r.ok(Endpoint, 3, &err("r2", "idempotency_conflict", false));
-        r.ok(Harness, 1, &req("r3", "n", "p", "k"));
+        // The same conflicting inputs again: the same error.
+        r.ok(Harness, 1, &req("r3", "m", "q", "k"));
         r.err(
             Endpoint,
             3,
@@ -862,6 +916,10 @@ mod tests {
             "rpc.replay-conflict-rejected",
         );
         r.ok(Endpoint, 3, &err("r3", "idempotency_conflict", false));
+        // Other conflicting inputs may be refused otherwise: "deterministic" (§6) is the
+        // same answer to the same request.
+        r.ok(Harness, 1, &req("r4", "n", "p", "k"));
+        r.ok(Endpoint, 3, &err("r4", "invalid_request", false));
     }
 
     fn step() -> impl Strategy<Value = Step> {

@@ -215,7 +215,11 @@ impl Sut {
             u64::from(m.p1_payload == crate::p1::P1Form::Wrapper),
         );
         // The SWP-* windows and sizes the manifest declares as numbers in `params`.
-        for &name in crate::expr::MANIFEST_PARAM_NAMES {
+        // Numeric optional-feature triggers too, for `holds` conditions over them.
+        for &name in crate::expr::MANIFEST_PARAM_NAMES
+            .iter()
+            .chain(crate::placeholders::FEATURE_PARAMS)
+        {
             if let Some(v) = m.params.get(name).and_then(serde_json::Value::as_u64) {
                 p.insert(name, v);
             }

@@ -81,7 +81,14 @@ pub fn describe_expected(exp: &[Expectation]) -> String {
             }
             Expectation::Nothing => "nothing".into(),
             Expectation::Close => "close".into(),
-            Expectation::Silence { ms } => format!("silence {ms} ms"),
+            Expectation::Silence {
+                ms,
+                refusal_allowed: false,
+            } => format!("silence {ms} ms"),
+            Expectation::Silence {
+                ms,
+                refusal_allowed: true,
+            } => format!("silence {ms} ms, or a refusal"),
             Expectation::Identity => "identity reported".into(),
             Expectation::Forwarded => "forwarded unchanged".into(),
             Expectation::ForwardedPayload => "forwarded with its payload unchanged".into(),

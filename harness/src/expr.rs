@@ -20,7 +20,7 @@ pub enum ExprError {
         expected: &'static str,
     },
     /// A name that is not a parameter at all.
-    #[error("unknown parameter ${{{0}}}; known: {known}", known = param_names().collect::<Vec<_>>().join(", "))]
+    #[error("unknown parameter ${{{0}}}{hint}: expressions take the run's own names and the manifest params of docs/sut-manifest.md", hint = nearest(.0))]
     UnknownParam(String),
     /// A known parameter the SUT does not declare (the vector is then not applicable).
     #[error("the SUT declares no value for ${{{0}}}")]
@@ -58,6 +58,32 @@ pub fn param_names() -> impl Iterator<Item = &'static str> {
         .chain(MANIFEST_PARAM_NAMES)
         .chain(crate::placeholders::FEATURE_PARAMS)
         .copied()
+}
+
+/// ", did you mean ${X}?" for the known name closest to `name`, when one is close.
+fn nearest(name: &str) -> String {
+    let best = param_names()
+        .map(|n| (distance(name, n), n))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, n)) if d <= name.len().max(4) / 3 => format!(", did you mean ${{{n}}}?"),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance over bytes (parameter names are ASCII).
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, y) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(x != y);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Whether `name` is a parameter a vector may use.
@@ -266,6 +292,15 @@ mod tests {
         assert_eq!(eval("(${MAX_FRAME_BYTES} + 7 - 1) / 7", &p), Ok(15));
         assert_eq!(eval("2 * 9 / 4", &p), Ok(4));
         assert!(matches!(eval("1 / 0", &p), Err(ExprError::DivZero(_))));
+    }
+
+    #[test]
+    fn an_unknown_name_suggests_the_closest_known_one() {
+        let e = eval("${MAX_FRAME_BYTE}", &params()).unwrap_err().to_string();
+        assert!(e.contains("did you mean ${MAX_FRAME_BYTES}?"), "{e}");
+        let e = eval("${ZZZ_QQQ}", &params()).unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+        assert!(e.contains("docs/sut-manifest.md"), "{e}");
     }
 
     #[test]

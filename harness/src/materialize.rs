@@ -89,6 +89,8 @@ pub enum Expectation {
     Silence {
         /// Milliseconds.
         ms: u64,
+        /// A refusal passes too.
+        refusal_allowed: bool,
     },
     /// A frame matching the pattern.
     Reply(ReplyPattern),
@@ -626,6 +628,7 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
         }
         Expect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
+            refusal_allowed: s.refusal_allowed,
         },
         Expect::Reply(r) => Expectation::Reply(ReplyPattern {
             profile_id: r.profile_id.as_ref().map(|n| ctx.num(n)).transpose()?,

@@ -36,6 +36,9 @@ enum Bug {
     NarrowsWindow,
     /// Does not check that an A2A Event has content or that a failed Result has a reason.
     IgnoresA2aContentRules,
+    /// Compares the length prefix with `>=` where `>` belongs: a frame of exactly
+    /// MAX_FRAME_BYTES is refused as too large.
+    FrameLimitOffByOne,
 }
 
 struct Mutant(Bug);
@@ -288,6 +291,12 @@ impl CodecDriver for Mutant {
                 });
                 InProcess.decode(&req)
             }
+            Bug::FrameLimitOffByOne => {
+                let mut req = req.clone();
+                let l = &mut req.config.limits;
+                l.max_frame_bytes = l.max_frame_bytes.saturating_sub(1);
+                InProcess.decode(&req)
+            }
             Bug::IgnoresMsgIdBound => {
                 let mut req = req.clone();
                 req.config.limits.min_msg_id_bytes = 1;
@@ -371,6 +380,18 @@ fn the_reference_passes_every_applicable_vector() {
         .map(|r| (&r.vector_id, r.verdict, &r.detail))
         .collect();
     assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn refusing_a_frame_of_exactly_the_maximum_is_caught() {
+    check(
+        Bug::FrameLimitOffByOne,
+        &[
+            "core_0019_boundary_max_frame_exact",
+            "core_0133_length_prefix_at_the_maximum_waits_for_its_body",
+        ],
+        &["CORE-009", "CORE-008"],
+    );
 }
 
 #[test]

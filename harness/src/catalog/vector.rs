@@ -884,6 +884,11 @@ pub struct RejectFull {
 pub struct SilenceSpec {
     /// How long.
     pub ms: Num,
+    /// A refusal within the window passes too (an error frame, a profile's refusal, a
+    /// close): the spec forbids an answer here, not a refusal (mcp_0009: a notification
+    /// that carries an id is refused or silently dropped). Any other frame still fails.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refusal_allowed: bool,
 }
 
 // The three "this or that" types are deserialised by hand instead of `#[serde(untagged)]`:

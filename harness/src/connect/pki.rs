@@ -10,8 +10,14 @@ use rcgen::{
 use std::path::{Path, PathBuf};
 
 /// The SAN URI of the harness's client certificate: the identity a conformant S1 endpoint
-/// must surface to its profile layer.
+/// surfaces to its profile layer, in the form its manifest declares (`tls.identity_form`).
 pub const CLIENT_IDENTITY: &str = "spiffe://swp-conform.test/harness-client";
+
+/// The common name of the harness's client certificate.
+pub const CLIENT_CN: &str = "harness-client";
+
+/// The common name of the harness's second client certificate.
+pub const SECOND_CLIENT_CN: &str = "harness-client-2";
 
 /// The SAN URI of the harness's second client certificate: a peer the SUT authenticates
 /// like the first but authorizes less (a manifest says what it may not do).
@@ -113,10 +119,10 @@ pub fn generate(dir: &Path) -> Result<Pki, PkiError> {
         |uri: &str| -> Result<Vec<SanType>, PkiError> { Ok(vec![SanType::URI(uri.try_into()?)]) };
     let client_sans = || sans(CLIENT_IDENTITY);
     let (server, server_key) = leaf(&issuer, "swp-sut", server_sans, false)?;
-    let (client, client_key) = leaf(&issuer, "harness-client", client_sans()?, false)?;
+    let (client, client_key) = leaf(&issuer, CLIENT_CN, client_sans()?, false)?;
     let (second, second_key) = leaf(
         &issuer,
-        "harness-client-2",
+        SECOND_CLIENT_CN,
         sans(SECOND_CLIENT_IDENTITY)?,
         false,
     )?;

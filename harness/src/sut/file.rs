@@ -154,11 +154,62 @@ pub struct TlsSpec {
     /// generated PKIs use their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_identity: Option<String>,
+    /// How the endpoint derives a peer identity from a client certificate, which S1 §2.2
+    /// leaves to the binding (docs/spec-issues.md SI-042): with a generated PKI, the
+    /// identity the harness expects for each of its certificates. Default: the SAN URI.
+    #[serde(default, skip_serializing_if = "IdentityForm::is_default")]
+    pub identity_form: IdentityForm,
     /// A second client identity the endpoint authenticates but authorizes less, for the
     /// vectors about authorization bound to the channel identity (A2A-016, MCP-028).
     /// Absent: those vectors are not applicable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_identity: Option<SecondIdentity>,
+}
+
+/// Which part of a client certificate the endpoint surfaces as the peer identity
+/// (`tls.identity_form`), and in what text: `template` wraps it, `{}` standing for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityForm {
+    /// The certificate field.
+    #[serde(default)]
+    pub field: IdentityField,
+    /// The text around it, `{}` marking where it goes (`user:{}`); absent, the field alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+}
+
+impl IdentityForm {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The identity surfaced for a certificate with this SAN URI and common name.
+    pub fn apply(&self, san_uri: &str, cn: &str) -> String {
+        let field = match self.field {
+            IdentityField::SanUri => san_uri.to_owned(),
+            IdentityField::Cn => cn.to_owned(),
+            IdentityField::Subject => format!("CN={cn}"),
+        };
+        match &self.template {
+            Some(t) => t.replace("{}", &field),
+            None => field,
+        }
+    }
+}
+
+/// A client certificate field that names its holder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdentityField {
+    /// The URI subject alternative name (a SPIFFE id here).
+    #[default]
+    SanUri,
+    /// The subject's common name.
+    Cn,
+    /// The subject distinguished name as RFC 4514 text (`CN=...`; the harness's
+    /// certificates carry a CN only).
+    Subject,
 }
 
 /// The harness's second client identity (manifest `tls.second_identity`).

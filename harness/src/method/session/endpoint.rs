@@ -293,12 +293,24 @@ impl Endpoint {
         Ok(Some(Box::new(TcpWire::from_stream(s, "upstream"))))
     }
 
+    /// How the endpoint names a certificate's holder (`tls.identity_form`).
+    fn identity_form(&self) -> crate::sut::file::IdentityForm {
+        self.spec
+            .tls
+            .as_ref()
+            .map(|t| t.identity_form.clone())
+            .unwrap_or_default()
+    }
+
     /// The identity the endpoint should surface for the harness's second client certificate,
     /// when the manifest declares one.
     pub fn second_identity(&self) -> Option<String> {
         let declared = self.spec.tls.as_ref()?.second_identity.as_ref()?;
         match &self.pki {
-            Some(_) => Some(pki::SECOND_CLIENT_IDENTITY.to_owned()),
+            Some(_) => Some(
+                self.identity_form()
+                    .apply(pki::SECOND_CLIENT_IDENTITY, pki::SECOND_CLIENT_CN),
+            ),
             None => declared.expected_identity.clone(),
         }
     }
@@ -306,7 +318,10 @@ impl Endpoint {
     /// The identity the endpoint should surface for the harness's client certificate.
     pub fn identity(&self) -> Option<String> {
         match &self.pki {
-            Some(_) => Some(pki::CLIENT_IDENTITY.to_owned()),
+            Some(_) => Some(
+                self.identity_form()
+                    .apply(pki::CLIENT_IDENTITY, pki::CLIENT_CN),
+            ),
             None => self
                 .spec
                 .tls

@@ -468,7 +468,10 @@ fn step(
                 judge::answer(conv, &sent, code.as_deref(), also, &c)
             }
             Expectation::Close => judge::close(conv, label),
-            Expectation::Silence { ms } => judge::silence(conv, *ms, &c),
+            Expectation::Silence {
+                ms,
+                refusal_allowed,
+            } => judge::silence(conv, *ms, *refusal_allowed, &c),
             Expectation::Reply(p) => judge::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
             Expectation::A2aTasks(tasks) => {
                 let deadline = conv.step_deadline();

@@ -599,7 +599,10 @@ fn silence_is_watched_on_the_clock_not_waited_for() {
     let (r, took) = run(
         &spec(""),
         endpoint(5, |_| Vec::new()),
-        &[send("quiet", 1, vec![Expectation::Silence { ms: 20_000 }])],
+        &[send("quiet", 1, vec![Expectation::Silence {
+                ms: 20_000,
+                refusal_allowed: false,
+            }])],
     );
     r.unwrap_or_else(|f| panic!("{f:?}"));
     assert_eq!(took, Duration::from_millis(20_000));
@@ -611,7 +614,10 @@ fn a_silence_longer_than_the_vector_limit_is_the_vectors_mistake_not_a_pass() {
         run(
             &spec(""),
             endpoint(5, |_| Vec::new()),
-            &[send("quiet", 1, vec![Expectation::Silence { ms: 60_000 }])],
+            &[send("quiet", 1, vec![Expectation::Silence {
+                    ms: 60_000,
+                    refusal_allowed: false,
+                }])],
         )
         .0,
     );
@@ -624,7 +630,10 @@ fn a_frame_during_an_expected_silence_fails_it() {
         run(
             &spec(""),
             endpoint(5, |e| vec![(10, frame(1, 2, &e.msg_id, "{}"))]),
-            &[send("bad", 1, vec![Expectation::Silence { ms: 1_000 }])],
+            &[send("bad", 1, vec![Expectation::Silence {
+                ms: 1_000,
+                refusal_allowed: false,
+            }])],
         )
         .0,
     );

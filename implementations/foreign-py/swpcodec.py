@@ -540,3 +540,240 @@ def decode_wrapped(msg_type: int, buf: bytes):
     for part in parts:
         obj = decode_message(member, part, obj)
     return obj
+
+
+# ---------------------------------------------------------------------------------------
+# The SWP-* profile annexes (proto/swp_*.proto), schema-driven. A message is a plain dict
+# holding every field of its schema (defaults included); `Payload` is the annex's wrapper,
+# whose oneof member number equals the envelope's msg_type (the same form as A2A above).
+#
+# Field kinds: "bytes", "string", "bool", "u64", "u32", "rep_bytes", "rep_string",
+# "msg:Name" (a nested message of the same annex) and "rep_msg:Name".
+
+P1_ANNEXES = {
+    10: {  # swp_agdisc.proto
+        "AgdiscGet": {1: ("agent_id", "string"), 2: ("if_none_match", "string")},
+        "AgdiscDoc": {1: ("agent_id", "string"), 2: ("schema_revision", "string"), 3: ("card_payload", "bytes"),
+                      4: ("etag", "string"), 5: ("max_age_ms", "u64")},
+        "AgdiscNotModified": {1: ("agent_id", "string"), 2: ("etag", "string")},
+        "AgdiscErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["AgdiscGet", "AgdiscDoc", "AgdiscNotModified", "AgdiscErr"],
+    },
+    11: {  # swp_tooldisc.proto
+        "ToolDescriptor": {1: ("tool_id", "string"), 2: ("name", "string"), 3: ("version", "string"),
+                           4: ("schema_ref", "string"), 5: ("descriptor_payload", "bytes")},
+        "TooldiscListReq": {1: ("page_size", "u32"), 2: ("page_token", "string"), 3: ("filter", "string")},
+        "TooldiscListResp": {1: ("tools", "rep_msg:ToolDescriptor"), 2: ("next_page_token", "string")},
+        "TooldiscGetReq": {1: ("tool_id", "string"), 2: ("version", "string")},
+        "TooldiscGetResp": {1: ("tool", "msg:ToolDescriptor")},
+        "TooldiscErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["TooldiscListReq", "TooldiscListResp", "TooldiscGetReq", "TooldiscGetResp", "TooldiscErr"],
+    },
+    12: {  # swp_rpc.proto
+        "RpcReq": {1: ("rpc_id", "bytes"), 2: ("method", "string"), 3: ("params", "bytes"), 4: ("idempotency_key", "string")},
+        "RpcResp": {1: ("rpc_id", "bytes"), 2: ("result", "bytes")},
+        "RpcErr": {1: ("rpc_id", "bytes"), 2: ("error_code", "string"), 3: ("retryable", "bool"), 4: ("error_message", "string")},
+        "RpcStreamItem": {1: ("rpc_id", "bytes"), 2: ("seq_no", "u64"), 3: ("item", "bytes"), 4: ("is_terminal", "bool")},
+        "RpcCancel": {1: ("rpc_id", "bytes"), 2: ("reason", "string")},
+        "Payload": ["RpcReq", "RpcResp", "RpcErr", "RpcStreamItem", "RpcCancel"],
+    },
+    13: {  # swp_events.proto
+        "EventRecord": {1: ("event_id", "string"), 2: ("event_type", "string"), 3: ("severity", "string"),
+                        4: ("ts_unix_ms", "u64"), 5: ("msg_id", "bytes"), 6: ("task_id", "bytes"),
+                        7: ("rpc_id", "bytes"), 8: ("body", "bytes")},
+        "EvtPublish": {1: ("event", "msg:EventRecord")},
+        "EvtSubscribe": {1: ("filter", "string")},
+        "EvtUnsubscribe": {1: ("subscription_id", "string")},
+        "EvtBatch": {1: ("events", "rep_msg:EventRecord")},
+        "EvtErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["EvtPublish", "EvtSubscribe", "EvtUnsubscribe", "EvtBatch", "EvtErr"],
+    },
+    14: {  # swp_artifact.proto
+        "ArtOffer": {1: ("artifact_id", "string"), 2: ("total_size", "u64"), 3: ("hash_alg", "string"),
+                     4: ("hash", "bytes"), 5: ("metadata", "bytes")},
+        "ArtGet": {1: ("artifact_id", "string"), 2: ("start", "u64"), 3: ("end", "u64"), 4: ("resume_token", "string")},
+        "ArtChunk": {1: ("artifact_id", "string"), 2: ("chunk_index", "u64"), 3: ("offset", "u64"), 4: ("data", "bytes"),
+                     5: ("is_terminal", "bool"), 6: ("resume_token", "string")},
+        "ArtAck": {1: ("artifact_id", "string"), 2: ("chunk_index", "u64")},
+        "ArtErr": {1: ("code", "string"), 2: ("message", "string"), 3: ("retryable", "bool")},
+        "Payload": ["ArtOffer", "ArtGet", "ArtChunk", "ArtAck", "ArtErr"],
+    },
+    15: {  # swp_cred.proto
+        "CredPresent": {1: ("cred_type", "string"), 2: ("credential", "bytes"), 3: ("chain_id", "bytes")},
+        "CredDelegate": {1: ("chain_id", "bytes"), 2: ("delegation", "bytes"), 3: ("expires_at_unix_ms", "u64")},
+        "CredRevoke": {1: ("chain_id", "bytes"), 2: ("reason", "string")},
+        "CredErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["CredPresent", "CredDelegate", "CredRevoke", "CredErr"],
+    },
+    16: {  # swp_policyhint.proto
+        "Constraint": {1: ("key", "string"), 2: ("value", "string"), 3: ("mode", "string"), 4: ("scope_ref", "string")},
+        "PolicyHintSet": {1: ("constraints", "rep_msg:Constraint")},
+        "PolicyHintAck": {1: ("ack_id", "string")},
+        "PolicyViolation": {1: ("key", "string"), 2: ("scope_ref", "string"), 3: ("reason_code", "string")},
+        "PolicyErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["PolicyHintSet", "PolicyHintAck", "PolicyViolation", "PolicyErr"],
+    },
+    17: {  # swp_state.proto
+        "StatePut": {1: ("state_id", "bytes"), 2: ("blob", "bytes"), 3: ("parent_ids", "rep_bytes"), 4: ("metadata", "bytes")},
+        "StateGet": {1: ("state_id", "bytes")},
+        "StateDelta": {1: ("state_id", "bytes"), 2: ("delta", "bytes"), 3: ("parent_ids", "rep_bytes")},
+        "StateErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["StatePut", "StateGet", "StateDelta", "StateErr"],
+    },
+    18: {  # swp_obs.proto
+        "ObsSet": {1: ("traceparent", "string"), 2: ("tracestate", "string"), 3: ("msg_id", "bytes"),
+                   4: ("task_id", "bytes"), 5: ("rpc_id", "bytes")},
+        "ObsGet": {1: ("include_current", "bool")},
+        "ObsDoc": {1: ("traceparent", "string"), 2: ("tracestate", "string"), 3: ("msg_id", "bytes"),
+                   4: ("task_id", "bytes"), 5: ("rpc_id", "bytes")},
+        "ObsErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["ObsSet", "ObsGet", "ObsDoc", "ObsErr"],
+    },
+    19: {  # swp_relay.proto
+        "RelayPublish": {1: ("delivery_id", "bytes"), 2: ("topic", "string"), 3: ("payload", "bytes"), 4: ("ttl_ms", "u64")},
+        "RelayAck": {1: ("delivery_id", "bytes")},
+        "RelayNack": {1: ("delivery_id", "bytes"), 2: ("retryable", "bool"), 3: ("reason_code", "string")},
+        "RelayStatus": {1: ("delivery_id", "bytes"), 2: ("state", "string"), 3: ("attempt_count", "u32")},
+        "RelayErr": {1: ("code", "string"), 2: ("message", "string")},
+        "Payload": ["RelayPublish", "RelayAck", "RelayNack", "RelayStatus", "RelayErr"],
+    },
+}
+
+
+def p1_message_name(profile_id: int, msg_type: int) -> str | None:
+    """The annex message that msg_type (= the Payload member number) names, or None."""
+    members = P1_ANNEXES[profile_id]["Payload"]
+    return members[msg_type - 1] if 1 <= msg_type <= len(members) else None
+
+
+def _p1_default(kind: str):
+    if kind in ("bytes",):
+        return b""
+    if kind == "string":
+        return ""
+    if kind == "bool":
+        return False
+    if kind in ("u64", "u32"):
+        return 0
+    if kind.startswith("rep_"):
+        return []
+    return None  # an absent nested message
+
+
+def p1_new(profile_id: int, name: str, /, **values) -> dict:
+    schema = P1_ANNEXES[profile_id][name]
+    msg = {attr: _p1_default(kind) for attr, kind in schema.values()}
+    for k, v in values.items():
+        if k not in msg:
+            raise KeyError(f"{name} has no field {k}")
+        msg[k] = v
+    return msg
+
+
+def _p1_text(attr, value: bytes) -> str:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtoError(f"{attr}: string is not UTF-8") from None
+
+
+def p1_decode(profile_id: int, name: str, buf: bytes, msg: dict | None = None, depth: int = 0) -> dict:
+    """Decodes (or, with `msg`, merges into) one annex message. Unknown fields are skipped
+    (P1 section 4); a known field with the wrong wire type does not decode."""
+    if depth > 16:
+        raise ProtoError("messages nested too deep")
+    schema = P1_ANNEXES[profile_id][name]
+    if msg is None:
+        msg = p1_new(profile_id, name)
+    for num, wt, value in iter_fields(buf):
+        spec = schema.get(num)
+        if spec is None:
+            continue
+        attr, kind = spec
+        if kind in ("bool", "u64", "u32"):
+            if wt != WT_VARINT:
+                raise ProtoError(f"{attr}: wire type {wt}, expected varint")
+            msg[attr] = (value != 0) if kind == "bool" else (value & 0xFFFFFFFF if kind == "u32" else value)
+            continue
+        if wt != WT_LEN:
+            raise ProtoError(f"{attr}: wire type {wt}, expected length-delimited")
+        if kind == "bytes":
+            msg[attr] = value
+        elif kind == "string":
+            msg[attr] = _p1_text(attr, value)
+        elif kind == "rep_bytes":
+            msg[attr].append(value)
+        elif kind == "rep_string":
+            msg[attr].append(_p1_text(attr, value))
+        elif kind.startswith("msg:"):
+            msg[attr] = p1_decode(profile_id, kind[4:], value, msg[attr], depth + 1)
+        elif kind.startswith("rep_msg:"):
+            msg[attr].append(p1_decode(profile_id, kind[8:], value, None, depth + 1))
+        else:  # pragma: no cover - schema typo
+            raise AssertionError(kind)
+    return msg
+
+
+def p1_encode(profile_id: int, name: str, msg: dict) -> bytes:
+    """Deterministic: fields in number order, proto3 defaults omitted."""
+    schema = P1_ANNEXES[profile_id][name]
+    out = bytearray()
+    for num in sorted(schema):
+        attr, kind = schema[num]
+        v = msg.get(attr, _p1_default(kind))
+        if kind == "bytes":
+            out += pb_bytes(num, v)
+        elif kind == "string":
+            out += pb_string(num, v)
+        elif kind == "bool":
+            out += pb_bool(num, v)
+        elif kind in ("u64", "u32"):
+            if v:
+                out += pb_key(num, WT_VARINT) + encode_uvarint(v)
+        elif kind in ("rep_bytes", "rep_string"):
+            for item in v:
+                raw = item.encode("utf-8") if isinstance(item, str) else item
+                out += pb_key(num, WT_LEN) + encode_uvarint(len(raw)) + raw
+        elif kind.startswith("msg:"):
+            if v is not None:
+                inner = p1_encode(profile_id, kind[4:], v)
+                out += pb_key(num, WT_LEN) + encode_uvarint(len(inner)) + inner
+        elif kind.startswith("rep_msg:"):
+            for item in v:
+                inner = p1_encode(profile_id, kind[8:], item)
+                out += pb_key(num, WT_LEN) + encode_uvarint(len(inner)) + inner
+    return bytes(out)
+
+
+def p1_encode_wrapped(profile_id: int, msg_type: int, msg: dict) -> bytes:
+    """The annex's Payload with member `msg_type` set (written even when empty)."""
+    name = p1_message_name(profile_id, msg_type)
+    inner = p1_encode(profile_id, name, msg)
+    return pb_key(msg_type, WT_LEN) + encode_uvarint(len(inner)) + inner
+
+
+def p1_decode_wrapped(profile_id: int, msg_type: int, buf: bytes) -> dict:
+    """Decodes a Payload whose oneof member must be `msg_type` (proto3 oneof parsing: the
+    last member on the wire wins, a repeated occurrence of the same member merges)."""
+    name = p1_message_name(profile_id, msg_type)
+    if name is None:
+        raise ProtoError(f"msg_type {msg_type} names no message of profile {profile_id}")
+    n_members = len(P1_ANNEXES[profile_id]["Payload"])
+    member = None
+    parts: list[bytes] = []
+    for num, wt, value in iter_fields(buf):
+        if not 1 <= num <= n_members:
+            continue  # unknown Payload field: ignored
+        if wt != WT_LEN:
+            raise ProtoError(f"Payload field {num}: wire type {wt}, expected a message")
+        if num != member:
+            member, parts = num, []
+        parts.append(value)
+    if member is None:
+        raise ProtoError("Payload sets no message")
+    if member != msg_type:
+        raise ProtoError(f"Payload carries member {member}, envelope msg_type is {msg_type}")
+    msg = None
+    for part in parts:
+        msg = p1_decode(profile_id, name, part, msg)
+    return msg

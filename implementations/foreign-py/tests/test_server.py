@@ -194,13 +194,10 @@ class ServerTest(unittest.TestCase):
     def a2a(self, msg_type, msg):
         return self.peer.send(2, msg_type, encode_wrapped(msg))
 
-    def test_a2a_handshake(self):
-        mid = self.a2a(1, Handshake("tester"))
-        reply = self.peer.recv()
-        self.assertEqual((reply.profile_id, reply.msg_type, reply.msg_id), (2, 1, mid))
-        hs = decode_wrapped(1, reply.payload)
-        self.assertEqual(hs.agent_id, "foreign-py")
-        self.assertEqual(set(hs.capabilities), {"echo", "fail", "events", "sum"})
+    def test_a2a_handshake_is_not_answered(self):
+        self.a2a(1, Handshake("tester", ["x"]))
+        # Nothing comes for the Handshake: the next frame is the Result of this Task.
+        self.assertEqual(self.run_task(Task(b"after-hs", "fp.mirror", b"q")), [(4, Result(b"after-hs", True, b"q", ""))])
 
     def run_task(self, task):
         self.a2a(2, task)
@@ -212,32 +209,33 @@ class ServerTest(unittest.TestCase):
                 return frames
 
     def test_a2a_task_kinds(self):
-        self.assertEqual(self.run_task(Task(b"e", "echo", b"\x00\xff")), [(4, Result(b"e", True, b"\x00\xff", ""))])
-        frames = self.run_task(Task(b"v", "events", b"3"))
+        self.assertEqual(self.run_task(Task(b"e", "fp.mirror", b"\x00\xff")), [(4, Result(b"e", True, b"\x00\xff", ""))])
+        frames = self.run_task(Task(b"v", "fp.progress", b"3"))
         self.assertEqual([t for t, _ in frames], [3, 3, 3, 4])
         self.assertTrue(all(m.task_id == b"v" for _, m in frames))
-        self.assertEqual(self.run_task(Task(b"s", "sum", b"1, 2,-4"))[-1][1].output, b"-1")
+        self.assertEqual(self.run_task(Task(b"s", "fp.total", b"1, 2,-4"))[-1][1].output, b"-1")
         for task, reason in [
-            (Task(b"f", "fail"), "execution failed"),
-            (Task(b"m", "sum", b"1,,2"), "malformed task input"),
-            (Task(b"n", "events", b"17"), "malformed task input"),
-            (Task(b"u", "dance"), "unsupported capability"),
+            (Task(b"f", "fp.fault"), "execution failed"),
+            (Task(b"m", "fp.total", b"1,,2"), "malformed task input"),
+            (Task(b"m2", "fp.total", b"one,two"), "malformed task input"),
+            (Task(b"n", "fp.progress", b"17"), "malformed task input"),
+            (Task(b"u", "echo"), "unsupported capability"),
         ]:
             result = self.run_task(task)[-1][1]
             self.assertFalse(result.ok)
             self.assertIn(reason, result.error_message)
 
     def test_a2a_duplicates_and_lifecycle(self):
-        self.run_task(Task(b"d", "echo", b"x"))
-        self.a2a(2, Task(b"d", "echo", b"x"))  # equivalent: ignored
+        self.run_task(Task(b"d", "fp.mirror", b"x"))
+        self.a2a(2, Task(b"d", "fp.mirror", b"x"))  # equivalent: ignored
         self.a2a(4, Result(b"d", True, b"x"))  # equivalent terminal Result: ignored
-        self.assertEqual(self.run_task(Task(b"d2", "echo", b"y"))[0][1].task_id, b"d2")
+        self.assertEqual(self.run_task(Task(b"d2", "fp.mirror", b"y"))[0][1].task_id, b"d2")
         self.a2a(3, Event(b"d", "late"))  # after the terminal Result
         self.peer.assert_closed_silently(self)
 
     def test_a2a_rejects(self):
         cases = [
-            (2, Task(b"", "echo")),
+            (2, Task(b"", "fp.mirror")),
             (2, Task(b"t", "")),
             (3, Event(b"never-seen", "m")),
             (4, Result(b"never-seen", True)),
@@ -251,9 +249,20 @@ class ServerTest(unittest.TestCase):
                 peer.close()
 
     def test_a2a_conflicting_duplicate_task(self):
-        self.run_task(Task(b"c", "echo", b"x"))
-        self.a2a(2, Task(b"c", "echo", b"other"))
+        self.run_task(Task(b"c", "fp.mirror", b"x"))
+        self.a2a(2, Task(b"c", "fp.mirror", b"other"))
         self.peer.assert_closed_silently(self)
+
+    def test_a2a_task_ids_are_server_wide(self):
+        self.run_task(Task(b"shared-1", "fp.mirror", b"x"))
+        other = self.server.connect()
+        try:
+            # The same task_id on another connection is the same lifecycle: a conflicting
+            # Task is refused there too, and an equivalent one gets nothing.
+            other.send(2, 2, encode_wrapped(Task(b"shared-1", "fp.mirror", b"y")))
+            other.assert_closed_silently(self)
+        finally:
+            other.close()
 
     def test_concurrent_connections(self):
         slow = self.server.connect()

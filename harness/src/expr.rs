@@ -110,6 +110,15 @@ pub const MANIFEST_PARAM_NAMES: &[&str] = &[
     "CRED_MAX_TTL_MS",
     "POLICYHINT_UNKNOWN_KEY_POLICY",
     "POLICYHINT_CONFLICT_POLICY",
+    // Readings a SUT owes a declaration of, since each value is conformant and the vectors
+    // expect what it says (issue 27): undeclared, their vectors are untested, never skipped
+    // by choice (violation reports are a MUST, swp-policyhint §6).
+    // 0 the ack first, then the set's violations; 1 the violations, then the ack; 2 no ack.
+    "POLICYHINT_ACK_ORDER",
+    // 0 no report when a set is taken; 1 each unmet MUST constraint; 2 unmet advice too.
+    "POLICYHINT_UNMET_REPORT",
+    // 1 every GET of an artifact is answered with its ART_OFFER first; 0 the chunks alone.
+    "ARTIFACT_OFFERS_ON_GET",
     "AGDISC_MAX_AGE_MS",
     "RELAY_DEDUPE_WINDOW_MS",
     "RELAY_RETRY_BACKOFF_MS",
@@ -296,7 +305,9 @@ mod tests {
 
     #[test]
     fn an_unknown_name_suggests_the_closest_known_one() {
-        let e = eval("${MAX_FRAME_BYTE}", &params()).unwrap_err().to_string();
+        let e = eval("${MAX_FRAME_BYTE}", &params())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean ${MAX_FRAME_BYTES}?"), "{e}");
         let e = eval("${ZZZ_QQQ}", &params()).unwrap_err().to_string();
         assert!(!e.contains("did you mean"), "{e}");

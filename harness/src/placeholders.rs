@@ -27,6 +27,9 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "A2A_FAIL_KIND",
     "A2A_MALFORMED_KIND",
     "A2A_MALFORMED_INPUT",
+    // 1: the agent keeps one lifecycle per task_id for the channel, so a peer's Event or
+    // Result for a Task the agent received is taken (SI-031(a); SI-P-A2A-V3).
+    "A2A_CHANNEL_LIFECYCLE",
     "STREAM_METHOD",
     "STREAM_PARAMS",
     "STREAM_FAIL_PARAMS",
@@ -38,13 +41,56 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "RPC_GATED_METHOD",
     // A method gated to the first identity only: needs a policy with an allowed identity.
     "RPC_OWNER_METHOD",
+    // 1: the SUT takes a peer's RPC_STREAM_ITEM, an optional class (swp-rpc §2; SI-P-RPC-V2).
+    "RPC_TAKES_STREAM_ITEMS",
+    // 1: the SUT refuses a callee's replay outcome other than the original (SI-P-RPC-V4).
+    "RPC_CHECKS_REPLAY_OUTCOMES",
+    // 1: past RPC_REPLAY_WINDOW_MS the SUT has forgotten the key (swp-rpc §6 says nothing past
+    // the window; SI-P-RPC-V6).
+    "RPC_KEY_FREED_AFTER_WINDOW",
+    // A method failing with retryable true: §7 obliges no SUT to have one (SI-P-RPC-V8).
+    "RPC_RETRY_METHOD",
     "EVENTS_ECHO_FILTER",
     "EVENTS_TICKS_FILTER",
     "EVENTS_BATCH_FILTER",
+    // 1: the SUT takes a peer's EVT_BATCH, an optional class (swp-events §2; SI-P-EVENTS-V1).
+    "EVENTS_TAKES_BATCH",
+    // How the echo stream delivers a published EVT_BATCH: 1 as one EVT_BATCH, 0 as one
+    // EVT_PUBLISH per event, in order (SI-P-EVENTS-V2).
+    "EVENTS_ECHO_BATCH",
+    // A filter the SUT refuses with EVT_ERR: filter syntax is its own (SI-P-EVENTS-V3).
+    "EVENTS_REFUSED_FILTER",
+    // 1: the SUT refuses a peer's event reusing an event_id for other content (SI-P-EVENTS-V4).
+    "EVENTS_REJECTS_ID_REUSE",
+    // 1: the SUT refuses a peer's event whose severity is outside its enumeration (SI-P-EVENTS-V5).
+    "EVENTS_REJECTS_UNKNOWN_SEVERITY",
     "ARTIFACT_RESUME_TOKEN",
+    // Tokens on range transfers too are the sender's choice (§4 token or range restart).
+    "ARTIFACT_RANGE_RESUME_TOKEN",
+    // 1: the SUT answers an offer with a GET; no clause obliges it (swp-artifact §5; SI-P-ARTIFACT-V6).
+    "ARTIFACT_FETCHES_OFFERS",
+    // 1: chunk i covers [i*C, (i+1)*C) of the artifact, whatever the range (§4; SI-P-ARTIFACT-V5).
+    "ARTIFACT_GLOBAL_CHUNKS",
+    // 1: the SUT resumes from a token its peer put on a chunk; range restart only: none (§4).
+    "ARTIFACT_PEER_TOKENS",
+    // 1: the SUT takes a peer's ART_ACK, an optional class (§2; SI-P-ARTIFACT-V7).
+    "ARTIFACT_TAKES_ACK",
+    // The hash_alg name under which the SUT verifies SHA-256; none named by §4 (SI-P-ARTIFACT-V8).
+    "ARTIFACT_SHA256_NAME",
+    // 1: a traceparent of a later version is parsed, as W3C says it SHOULD be (SI-P-OBS-V3).
+    "OBS_LATER_VERSIONS",
+    // 1: the SUT refuses a peer's OBS_DOC that does not return the context it set (SI-P-OBS-V4).
+    "OBS_CHECKS_DOCS",
+    // 1: the intermediary forwards SWP-OBS payloads octet for octet (P1 §4; SI-P-OBS-V5).
+    "OBS_FORWARDS_OCTETS",
     "STATE_DELTA_ID",
     // An id the SUT's scheme refuses in form: a SUT whose ids take any octets has none.
     "STATE_MALFORMED_ID",
+    // Deltas are optional (swp-state §2): the result ids of state_0106 and state_0108.
+    "STATE_DELTA_SHORT_ID",
+    "STATE_DELTA_LONG_ID",
+    // Content-addressed state ids are a SHOULD (swp-state §4): an id that does not fit a blob.
+    "STATE_WRONG_ID",
     "CRED_REVOKE_REASON",
     // SWP-AGDISC (docs/profiles-c5-disc.md): validators and explicit freshness are SHOULDs
     // (§5), AGDISC_NOT_MODIFIED an optional class (§2), and an invalid stored card, a
@@ -64,6 +110,34 @@ pub const FEATURE_PARAMS: &[&str] = &[
     "RELAY_EXHAUSTED_REASON",
     "RELAY_NACK_REASON",
     "RELAY_GATED_TOPIC",
+    // SWP-POLICYHINT: a second scope the SUT keeps apart from POLICYHINT_SCOPE_A.
+    "POLICYHINT_SCOPE_B",
+    // SWP-AGDISC: the receiver implements the optional AGDISC_NOT_MODIFIED (codec vectors).
+    "AGDISC_TAKES_NOT_MODIFIED",
+    // SWP-TOOLDISC: sha256:/sha384:/sha512: schema refs read as content hashes, not URIs.
+    "TOOLDISC_CONTENT_HASH_FORMS",
+    // SWP-CRED: credentials bound to the presenting identity (bearer stacks have none).
+    "CRED_OTHER_CREDENTIAL",
+    // SWP-CRED: as CRED_OTHER_CREDENTIAL, for the harness's second identity.
+    "CRED_SECOND_CREDENTIAL",
+    // SWP-CRED: a type the SUT's policy refuses (a carrier taking every type has none).
+    "CRED_UNSUPPORTED_TYPE",
+    // SWP-CRED: octets that are no credential (a carrier of opaque octets has none).
+    "CRED_INVALID_CREDENTIAL",
+    // SWP-CRED: entry lifetimes capped at CRED_MAX_TTL_MS.
+    "CRED_TTL_CAPPED",
+    // SWP-CRED: a chain takes no entry once one of its entries has expired.
+    "CRED_CHAIN_EXPIRES_WITH_ENTRY",
+    // SWP-CRED: expiry and its bound compared to the millisecond, no leeway.
+    "CRED_EXPIRY_EXACT",
+    // SWP-CRED: an open chain's root presented again is refused as a replay.
+    "CRED_ROOT_REPLAY_REFUSED",
+    // SWP-CRED: chains keyed by (identity, chain_id), not by chain_id alone.
+    "CRED_CHAIN_IDS_PER_IDENTITY",
+    // SWP-RELAY: a duplicate publish gets no answer at all (SI-P19-5).
+    "RELAY_DUPLICATE_UNANSWERED",
+    // SWP-RELAY: a consumer's retryable NACK uses up one of RELAY_MAX_ATTEMPTS.
+    "RELAY_NACK_COUNTS_AS_ATTEMPT",
 ];
 
 /// The manifest's values.
@@ -220,6 +294,17 @@ fn visit_mut(v: &mut Vector, f: &mut dyn FnMut(&mut Value)) {
                         fields_json(fs, f);
                     }
                 }
+                // A profile's error code is the SUT's own string (`${AGDISC_NOT_FOUND_CODE}`).
+                Expect::Answer(a) => {
+                    if let Some(code) = &mut a.err.code {
+                        let mut j = Value::String(std::mem::take(code));
+                        f(&mut j);
+                        *code = match j {
+                            Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                    }
+                }
                 _ => {}
             }
         }
@@ -325,6 +410,28 @@ steps:
         let text = serde_json::to_string(&filled.steps).unwrap();
         assert!(text.contains(r#""method":"tools/fail""#), "{text}");
         assert!(text.contains(r#""result":"got tools/fail""#), "{text}");
+        assert!(matches!(
+            fill(&v, &Params::new()),
+            Err(FillError::Missing(m)) if m.contains("M")
+        ));
+    }
+
+    #[test]
+    fn a_profile_error_code_takes_the_manifest_name() {
+        let yaml = r#"
+id: agdisc_0000_x
+title: t
+namespace: agdisc
+requirements: []
+methods: [session]
+steps:
+  - send: {frame: {payload: {p1: {agdisc.AgdiscGet: {agent_id: a}}}}}
+    expect: {answer: {err: {code: "${M}", also: [ERR_NOT_FOUND]}}}
+"#;
+        let v: Vector = serde_saphyr::from_str(yaml).unwrap();
+        let filled = fill(&v, &params()).unwrap();
+        let text = serde_json::to_string(&filled.steps).unwrap();
+        assert!(text.contains(r#""code":"tools/fail""#), "{text}");
         assert!(matches!(
             fill(&v, &Params::new()),
             Err(FillError::Missing(m)) if m.contains("M")

@@ -264,7 +264,20 @@ const OTHER_SUITES: [&str; 5] = [
 
 /// Vectors no reference manifest runs, each with why; every other vector must run against
 /// one. Empty today: add an entry only with its reason.
-const RUN_BY_NO_REFERENCE: [(&str, &str); 0] = [];
+const RUN_BY_NO_REFERENCE: [(&str, &str); 3] = [
+    (
+        "policyhint_0108_conflicts_refused",
+        "POLICYHINT_CONFLICT_POLICY 2: the reference resolves conflicts (0), it never refuses the set",
+    ),
+    (
+        "events_0112_batch_order_echoed_as_single_events",
+        "the other reading of EVENTS_ECHO_BATCH: the reference's echo returns a batch whole",
+    ),
+    (
+        "rpc_0120_replay_while_the_original_runs_told_to_retry",
+        "the other reading of RPC_REPLAY_WHILE_RUNNING: the reference's replay waits",
+    ),
+];
 
 fn load_manifest(file: &str) -> Sut {
     Sut::load(&root().join("implementations/manifests").join(file))

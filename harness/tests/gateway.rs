@@ -93,6 +93,8 @@ mcp_native:
     TYPED_TOOL: add
     TYPED_TOOL_BAD_ARGUMENTS: '{{"a":"one","b":2}}'
     BROKEN_OUTPUT_TOOL: broken_output
+    FAILING_TOOL: fail
+    FAILING_TOOL_ARGUMENTS: '{{}}'
 "#,
         common::example("badgateway").display()
     );

@@ -46,7 +46,10 @@ fn verdict(name: &str, form: Option<&str>) -> Verdict {
 fn the_declared_identity_form_decides_what_s1_0103_expects() {
     assert_eq!(verdict("default", None), Verdict::Pass);
     assert_eq!(
-        verdict("san-uri-template", Some(r#"{field: san-uri, template: "{}"}"#)),
+        verdict(
+            "san-uri-template",
+            Some(r#"{field: san-uri, template: "{}"}"#)
+        ),
         Verdict::Pass
     );
     assert_eq!(verdict("cn", Some("{field: cn}")), Verdict::Fail);

@@ -170,6 +170,9 @@ fn reply(r: &ReplyPattern) -> String {
     if r.p1_canonical {
         parts.push("p1_canonical".into());
     }
+    if let Some(w) = r.when_silent {
+        parts.push(format!("when_silent={w:?}"));
+    }
     parts.join(" ")
 }
 
@@ -219,7 +222,17 @@ fn expectation(e: &Expectation) -> String {
         }
         Expectation::Nothing => "nothing".into(),
         Expectation::Close => "close".into(),
-        Expectation::Silence { ms } => format!("silence {ms} ms"),
+        Expectation::Silence {
+            ms,
+            refusal_allowed,
+        } => format!(
+            "silence {ms} ms{}",
+            if *refusal_allowed {
+                " or a refusal"
+            } else {
+                ""
+            }
+        ),
         Expectation::Reply(r) => format!("reply {{{}}}", reply(r)),
         Expectation::A2aTasks(t) => {
             format!("a2a_tasks {}", serde_json::to_string(t).unwrap_or_default())

@@ -844,6 +844,7 @@ const NAMESPACES: [&str; 11] = [
 /// a TLS identity: over stdio none is surfaced.
 fn reference_params_yaml() -> String {
     common::badswp::reference_params(&[
+        "A2A_",
         "RPC_",
         "EVENTS_",
         "ARTIFACT_",

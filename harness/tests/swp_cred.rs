@@ -31,6 +31,10 @@ const CRED_PARAMS: &str = r#"  CRED_TYPE: swp.test.subject
   POLICYHINT_BAD_VALUE: mars
   POLICYHINT_UNKNOWN_KEY_POLICY: 0
   POLICYHINT_CONFLICT_POLICY: 0
+  POLICYHINT_ACK_ORDER: 0
+  POLICYHINT_UNMET_REPORT: 1
+  POLICYHINT_SCOPE_A: swp-conform/scope-a
+  POLICYHINT_SCOPE_B: swp-conform/scope-b
 "#;
 
 /// A manifest for `badswp MODE` claiming profile 15, over stdio.

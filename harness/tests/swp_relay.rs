@@ -54,7 +54,7 @@ fn the_unbroken_proxy_passes_every_relay_vector() {
 fn delivering_duplicates_is_caught() {
     assert_eq!(
         failing("relay-ignore-dedupe"),
-        set(&["relay_0002", "relay_0004"])
+        set(&["relay_0002", "relay_0105"])
     );
 }
 
@@ -67,7 +67,7 @@ fn accepting_a_publish_without_delivery_id_is_caught() {
 fn a_dead_letter_reason_outside_the_set_is_caught() {
     assert_eq!(
         failing("relay-dead-letter-unknown-reason"),
-        set(&["relay_0004", "relay_0005"])
+        set(&["relay_0004", "relay_0005", "relay_0105"])
     );
 }
 
@@ -163,6 +163,7 @@ fn acknowledging_the_publisher_is_a_choice_held_to_its_declaration() {
         "relay_0003",
         "relay_0004",
         "relay_0005",
+        "relay_0105",
     ]);
     assert_eq!(failing_with("relay-ack-publisher", never), delivering);
     assert_eq!(failing_with("relay-ack-publisher", always), set(&[]));

@@ -53,7 +53,18 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
                 )))
             }
             Err(e @ crate::expr::ExprError::Undeclared(_)) => {
-                return Some(NotApplicable::untested(format!("`{c}`: {e}")))
+                // A vector whose optional feature the SUT lacks is out by that choice
+                // before any value it would owe for the feature is asked for (rpc_0111
+                // needs RPC_REPLAY_WHILE_RUNNING only of a SUT with a slow method).
+                if let Err(f @ crate::placeholders::FillError::Missing(_)) =
+                    crate::placeholders::fill(v, &sut.manifest.params)
+                {
+                    let na = super::unfilled(f);
+                    if na.cause == crate::model::NaCause::SutChoice {
+                        return Some(na);
+                    }
+                }
+                return Some(NotApplicable::untested(format!("`{c}`: {e}")));
             }
             Err(e) => return Some(NotApplicable::choice(format!("`{c}`: {e}"))),
         }

@@ -83,7 +83,7 @@ impl From<MaterialiseError> for Option<NotApplicable> {
 
 /// Placeholders the manifest does not fill: a missing optional-feature trigger is the SUT
 /// declaring it lacks the feature; any other missing name leaves the vector untested.
-fn unfilled(e: crate::placeholders::FillError) -> NotApplicable {
+pub(crate) fn unfilled(e: crate::placeholders::FillError) -> NotApplicable {
     use crate::placeholders::{FillError, FEATURE_PARAMS};
     match &e {
         FillError::Missing(names) if names.iter().any(|n| FEATURE_PARAMS.contains(&n.as_str())) => {

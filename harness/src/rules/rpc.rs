@@ -851,7 +851,12 @@ mod tests {
         r.ok(Endpoint, 3, &err("b2", "unavailable", true));
         r.ok(Endpoint, 2, &resp("b1", "z"));
         r.ok(Harness, 1, &req("b3", "m", "p", "i"));
-        r.err(Endpoint, 3, &err("b3", "unavailable", true), "rpc.replay-same-outcome");
+        r.err(
+            Endpoint,
+            3,
+            &err("b3", "unavailable", true),
+            "rpc.replay-same-outcome",
+        );
         r.ok(Endpoint, 2, &resp("b3", "z"));
         // The original itself failing retryably is its outcome.
         r.ok(Harness, 1, &req("c1", "m", "p", "h"));

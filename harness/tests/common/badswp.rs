@@ -91,9 +91,16 @@ pub fn run(
 ) -> BTreeSet<String> {
     use swp_conform::method::{self, Setup};
     let rs = method::run(cat, sut, &Setup::new(work), plan).unwrap();
+    // A vector out of scope by the manifest's own choice (the other reading of an open
+    // point, events_0112 and rpc_0120 beside the reference's) does not run, whatever the
+    // proxy does.
+    let by_choice = |v: &swp_conform::catalog::LoadedVector| {
+        swp_conform::method::applicable::applicability(&v.vector, sut)
+            .is_some_and(|n| n.cause == swp_conform::model::NaCause::SutChoice)
+    };
     let session: BTreeSet<&str> = plan
         .iter()
-        .filter(|v| runs(v))
+        .filter(|v| runs(v) && !by_choice(v))
         .map(|v| v.vector.id.as_str())
         .collect();
     assert!(session.len() >= min, "{mode}: {session:?}");

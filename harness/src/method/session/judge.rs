@@ -4,8 +4,8 @@
 use super::confirm::probe_answered;
 use super::conv::{Conv, Obs};
 use super::{Inputs, StepFailure};
-use crate::evaluate::judge_codec_step;
 use crate::catalog::vector::WhenSilent;
+use crate::evaluate::judge_codec_step;
 use crate::materialize::{Expectation, ReplyPattern};
 use crate::model::{Dir, Verdict};
 use crate::sut::RejectMode;
@@ -546,9 +546,9 @@ pub fn silence(
         ));
     }
     match conv.next(d) {
-        Some(o @ (Obs::Error { .. } | Obs::Closed(_) | Obs::Refused(_))) if refusal_allowed => {
-            Ok(format!("refused ({}), which the spec allows here", o.short()))
-        }
+        Some(o @ (Obs::Error { .. } | Obs::Closed(_) | Obs::Refused(_))) if refusal_allowed => Ok(
+            format!("refused ({}), which the spec allows here", o.short()),
+        ),
         Some(o) => Err(c.fail(
             format!("expected silence for {ms} ms, observed {}", o.short()),
             o.short(),

@@ -186,9 +186,11 @@ fn settle_late(conv: &mut Conv<'_>, steps: &[ConcreteStep], book: &mut Book) {
         match f.fate {
             Fate::Accept => {
                 // A profile-level refusal shows the core took and dispatched the frame,
-                // which is what a core vector (or an accept the profile may refuse) asks.
-                let dispatched = signal.code().is_some_and(profile_level)
-                    && (conv.core_layer || may_refuse(&s.expect));
+                // which is what a core vector (or an accept the profile may refuse) asks; a
+                // profile's own error message is one by where it comes from.
+                let by_profile = matches!(signal, Signal::ProfileErr { .. })
+                    || signal.code().is_some_and(profile_level);
+                let dispatched = by_profile && (conv.core_layer || may_refuse(&s.expect));
                 if dispatched {
                     conv.note(format!(
                         "{what} credited to {label}is a profile-level refusal: the core accepted and dispatched the frame"

@@ -280,6 +280,19 @@ fn run(
     (r, clock.now() - t0)
 }
 
+/// As [`run`], for a vector of a profile (not the core layer): a profile's refusal of a frame
+/// expected to be accepted fails it.
+fn run_profile(
+    spec: &SessionSpec,
+    script: Script,
+    steps: &[ConcreteStep],
+) -> Result<Summary, Box<StepFailure>> {
+    let clock = VirtualClock::new();
+    let wire = MemWire::new(&clock, script);
+    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, false);
+    run_conv(&mut conv, steps)
+}
+
 /// Runs `steps` on a prepared conversation.
 fn run_conv(conv: &mut Conv<'_>, steps: &[ConcreteStep]) -> Result<Summary, Box<StepFailure>> {
     conclude(run_run(conv, steps))
@@ -599,10 +612,14 @@ fn silence_is_watched_on_the_clock_not_waited_for() {
     let (r, took) = run(
         &spec(""),
         endpoint(5, |_| Vec::new()),
-        &[send("quiet", 1, vec![Expectation::Silence {
+        &[send(
+            "quiet",
+            1,
+            vec![Expectation::Silence {
                 ms: 20_000,
                 refusal_allowed: false,
-            }])],
+            }],
+        )],
     );
     r.unwrap_or_else(|f| panic!("{f:?}"));
     assert_eq!(took, Duration::from_millis(20_000));
@@ -614,10 +631,14 @@ fn a_silence_longer_than_the_vector_limit_is_the_vectors_mistake_not_a_pass() {
         run(
             &spec(""),
             endpoint(5, |_| Vec::new()),
-            &[send("quiet", 1, vec![Expectation::Silence {
+            &[send(
+                "quiet",
+                1,
+                vec![Expectation::Silence {
                     ms: 60_000,
                     refusal_allowed: false,
-                }])],
+                }],
+            )],
         )
         .0,
     );
@@ -630,10 +651,14 @@ fn a_frame_during_an_expected_silence_fails_it() {
         run(
             &spec(""),
             endpoint(5, |e| vec![(10, frame(1, 2, &e.msg_id, "{}"))]),
-            &[send("bad", 1, vec![Expectation::Silence {
-                ms: 1_000,
-                refusal_allowed: false,
-            }])],
+            &[send(
+                "bad",
+                1,
+                vec![Expectation::Silence {
+                    ms: 1_000,
+                    refusal_allowed: false,
+                }],
+            )],
         )
         .0,
     );
@@ -1239,19 +1264,42 @@ fn a_profile_error_message_is_a_reject_only_where_the_manifest_says_so() {
         .0,
     );
     assert_eq!(f.verdict, Verdict::Fail, "{f:?}");
-    // Declared, the same message where an accept belongs fails the accept.
-    let f = failure(
-        run(
-            &declared,
-            answering(|_| cred_err("expired")),
-            &[
-                send("bad", 1, vec![accept()]),
-                send("ok", 2, vec![accept()]),
-            ],
-        )
-        .0,
-    );
+    // Declared, the same message where an accept of a profile vector belongs fails it.
+    let f = failure(run_profile(
+        &declared,
+        answering(|_| cred_err("expired")),
+        &[
+            send("bad", 1, vec![accept()]),
+            send("ok", 2, vec![accept()]),
+        ],
+    ));
     assert!(f.why.contains("refused with CRED_ERR"), "{f:?}");
+    // In a core vector it shows the core took the frame and dispatched it to its profile.
+    run(
+        &declared,
+        answering(|_| cred_err("expired")),
+        &[
+            send("bad", 1, vec![accept()]),
+            send("ok", 2, vec![accept()]),
+        ],
+    )
+    .0
+    .unwrap_or_else(|f| panic!("{f:?}"));
+    // Where the frame's profile may refuse it (a published placeholder, SI-040), the
+    // profile's own message shows that the core took and dispatched it.
+    let may_refuse = Expectation::Accept {
+        fields: Default::default(),
+        unknown_flags: None,
+        profile_may_refuse: true,
+        reject_allowed: false,
+        answered: false,
+    };
+    run_profile(
+        &declared,
+        answering(|_| cred_err("expired")),
+        &[send("placeholder", 1, vec![may_refuse])],
+    )
+    .unwrap_or_else(|f| panic!("{f:?}"));
 }
 
 #[test]

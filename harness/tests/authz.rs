@@ -7,13 +7,10 @@
 //! session engine's unit tests show it failing a stack with one id space for all peers.
 
 mod common;
-use common::{catalog, root};
+use common::root;
 
 use std::collections::BTreeSet;
-use std::path::Path;
-use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
-use swp_conform::sut::Sut;
 
 const AUTHZ: [&str; 5] = ["mcp_0022", "mcp_0023", "mcp_0024", "a2a_0113", "a2a_0114"];
 
@@ -33,19 +30,7 @@ fn run(name: &str, rules: &str, declare: bool) -> Vec<(String, Verdict)> {
     if !declare {
         text = text.replace("    second_identity: {}", "");
     }
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("authz-{name}"));
-    std::fs::create_dir_all(&work).unwrap();
-    let path = work.join("manifest.yaml");
-    std::fs::write(&path, text).unwrap();
-    let sut = Sut::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let cat = catalog();
-    let plan: Vec<_> = cat
-        .vectors
-        .iter()
-        .filter(|v| AUTHZ.iter().any(|a| v.vector.id.starts_with(a)))
-        .collect();
-    assert_eq!(plan.len(), AUTHZ.len());
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let rs = common::run_with_manifest(&format!("authz-{name}"), &text, &AUTHZ);
     rs.iter()
         .map(|r| (r.vector_id[..8].to_owned(), r.verdict))
         .collect()

@@ -5,12 +5,9 @@
 //! claiming the common name or the subject is caught, so the field decides the expectation.
 
 mod common;
-use common::{catalog, root};
+use common::root;
 
-use std::path::Path;
-use swp_conform::method::{self, Setup};
 use swp_conform::model::Verdict;
-use swp_conform::sut::Sut;
 
 const TLS: &str = "    tls13_only: true\n";
 
@@ -26,19 +23,7 @@ fn verdict(name: &str, form: Option<&str>) -> Verdict {
         Some(f) => text.replace(TLS, &format!("{TLS}    identity_form: {f}\n")),
         None => text,
     };
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("identity-{name}"));
-    std::fs::create_dir_all(&work).unwrap();
-    let path = work.join("manifest.yaml");
-    std::fs::write(&path, text).unwrap();
-    let sut = Sut::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let cat = catalog();
-    let plan: Vec<_> = cat
-        .vectors
-        .iter()
-        .filter(|v| v.vector.id.starts_with("s1_0103"))
-        .collect();
-    assert_eq!(plan.len(), 1);
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let rs = common::run_with_manifest(&format!("identity-{name}"), &text, &["s1_0103"]);
     rs[0].verdict
 }
 

@@ -106,3 +106,23 @@ pub fn assert_fails_exactly(rs: &[VectorResult], failing: &[&str]) {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Runs the vectors whose ids start with one of `ids` against the SUT that `manifest` (YAML
+/// text, written to a work directory named `name`) describes, in catalog order.
+pub fn run_with_manifest(name: &str, manifest: &str, ids: &[&str]) -> Vec<VectorResult> {
+    use swp_conform::method::{self, Setup};
+    use swp_conform::sut::Sut;
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&work).unwrap();
+    let path = work.join("manifest.yaml");
+    std::fs::write(&path, manifest).unwrap();
+    let sut = Sut::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let cat = catalog();
+    let plan: Vec<_> = cat
+        .vectors
+        .iter()
+        .filter(|v| ids.iter().any(|a| v.vector.id.starts_with(a)))
+        .collect();
+    assert_eq!(plan.len(), ids.len(), "{ids:?}");
+    method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap()
+}

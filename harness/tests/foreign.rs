@@ -20,9 +20,9 @@ use swp_conform::sut::Sut;
 const MANIFEST: &str = "implementations/manifests/foreign-py.yaml";
 const EXPECTED: &str = "implementations/foreign-py/expected-verdicts.json";
 
-/// The class claims foreign-py's choices allow (`claim` grants them on its run). Over plain
-/// TCP it cannot show S1, which every class requires, so it claims none yet.
-const CLAIMS: &[&str] = &[];
+/// The class claims foreign-py's choices allow (`claim` grants them on its run): every
+/// class, over TLS 1.3 with mTLS and its own identity form (`x509-cn:` and the CN).
+const CLAIMS: &[&str] = &["SWP C0", "SWP C1", "SWP C2", "SWP C3", "SWP C4", "SWP C5"];
 
 /// The explanation a verdict gets by default when the file is rebuilt; a failure (or an
 /// inconclusive result) gets none and must be explained by hand.

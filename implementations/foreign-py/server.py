@@ -10,7 +10,9 @@ for the whole server, no optional SWP-* message class is taken, the MCP side has
 timestamps are not checked, and a per-connection sliding-window rate limit closes the
 connection when exceeded.
 
-Plain TCP on loopback only, one thread per connection. Python 3.11 standard library.
+Plain TCP on loopback only, or S1 over TLS 1.3 with mutual authentication (--tls-cert,
+--tls-key, --tls-client-ca; README.md, "S1"). One thread per connection. Python 3.11 standard
+library.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -105,6 +108,19 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {}},
     },
     {
+        "name": "whoami",
+        "description": "Names the peer identity the channel surfaced (S1 section 2.2): over TLS, "
+        "x509-cn: followed by the client certificate's subject commonName. Without an "
+        "authenticated channel (plain TCP) there is none, and the result says so (isError).",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "crash",
+        "description": "A tool whose implementation raises an unexpected exception: the request "
+        "fails inside the endpoint and is answered with JSON-RPC error -32603 (mapping section 6).",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "wait",
         "description": "Waits the given milliseconds (at most 10000), then answers.",
         "inputSchema": {
@@ -144,7 +160,13 @@ def _number(value) -> bool:
 class McpProfile:
     """One connection's MCP side. Stateless between messages: no initialize is needed
     before tools/list or tools/call (the mapping does not make the MCP lifecycle a
-    frame-level precondition, and the harness's probe arrives on fresh connections)."""
+    frame-level precondition, and the harness's probe arrives on fresh connections).
+
+    `identity` is the peer identity the channel surfaced (S1 section 2.2), fixed before the
+    first frame is read; None on plain TCP, which authenticates nobody."""
+
+    def __init__(self, identity: str | None = None):
+        self.identity = identity
 
     def handle(self, env: Envelope) -> list[Envelope]:
         if env.msg_type not in (MCP_REQUEST, MCP_RESPONSE, MCP_NOTIFICATION):
@@ -211,6 +233,12 @@ class McpProfile:
                 body = {"jsonrpc": "2.0", "id": rid, "result": handler(params)}
             except InvalidParams as e:
                 body = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": str(e)}}
+            except Exception as e:  # noqa: BLE001 - any other failure is internal
+                # A failure inside the endpoint while handling the request: mapping section 6
+                # INTERNAL_ERROR -> -32603, a JSON-RPC error on the request's msg_id (tool and
+                # MCP failures stay JSON-RPC errors); the connection lives on.
+                log(f"internal error in {method}: {type(e).__name__}: {e}")
+                body = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "Internal error"}}
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         return [reply_envelope(MCP_PROFILE, MCP_RESPONSE, env.msg_id, payload)]
 
@@ -230,8 +258,7 @@ class McpProfile:
     def _tools_list(params):
         return {"tools": TOOLS}
 
-    @staticmethod
-    def _tools_call(params):
+    def _tools_call(self, params):
         name = params.get("name")
         args = params.get("arguments", {})
         if not isinstance(name, str):
@@ -249,6 +276,14 @@ class McpProfile:
             return {"content": [{"type": "text", "text": json.dumps(a * b)}], "isError": False}
         if name == "always_fails":
             return {"content": [{"type": "text", "text": "always_fails failed, as it always does"}], "isError": True}
+        if name == "whoami":
+            if self.identity is None:
+                return {"content": [{"type": "text", "text": "no authenticated peer identity: this channel is plain TCP"}],
+                        "isError": True}
+            return {"content": [{"type": "text", "text": self.identity}],
+                    "structuredContent": {"identity": self.identity}, "isError": False}
+        if name == "crash":
+            raise RuntimeError("the crash tool failed inside the endpoint, as it always does")
         if name == "wait":
             ms = args.get("ms")
             if not (isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= 10000):
@@ -1088,12 +1123,55 @@ class RateLimiter:
         self.arrivals.append(t)
 
 
+IDENTITY_TEMPLATE = "x509-cn:{}"
+HANDSHAKE_TIMEOUT_S = 10
+TLS_POLL_S = 0.02
+TLS_WRITE_TIMEOUT_S = 30
+
+
+class ChannelAuthFailure(Exception):
+    """The channel cannot be authenticated: no frame is processed (S1 section 2.3)."""
+
+
+def tls_context(cert: str, key: str, client_ca: str) -> ssl.SSLContext:
+    """S1 over TLS (security-bindings.md section 2, annex s1-annex-tls-mtls.md): TLS 1.3 only,
+    anything lower fails the handshake (section 2.5: fail closed, never a weaker channel);
+    a client certificate is required and verified against the client CA (section 2.1 peer
+    authentication, client and server); no session tickets, so every connection carries a
+    full certificate authentication and its identity (section 2.2)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_cert_chain(cert, key)
+    ctx.load_verify_locations(cafile=client_ca)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    ctx.num_tickets = 0
+    return ctx
+
+
+def peer_identity(cert: dict) -> str:
+    """The one canonical identity string of a verified client certificate (S1 section 2.2,
+    "Identity format is binding-defined"; the annex's "expose one canonical peer identity
+    string" and "avoid ambiguous identity precedence rules across multiple cert fields"):
+    x509-cn: followed by the subject's commonName. Exactly one commonName is required; a
+    subject with none or several names nobody unambiguously, and the channel is refused."""
+    cns = [value for rdn in cert.get("subject", ()) for (attr, value) in rdn if attr == "commonName"]
+    if len(cns) != 1 or not cns[0]:
+        raise ChannelAuthFailure(f"client certificate subject has {len(cns)} commonName values, need exactly one")
+    return IDENTITY_TEMPLATE.format(cns[0])
+
+
 class Connection:
     def __init__(self, sock: socket.socket, peer, cfg, number: int):
         self.sock = sock
         self.peer = peer
         self.cfg = cfg
         self.tag = f"conn {number}"
+        # S1: the peer identity, set once by the TLS handshake before any frame is read, and
+        # never changed for the connection's lifetime (section 2.2). None on plain TCP.
+        self.identity = None
+        self.tls = cfg.tls is not None
+        self.outq = collections.deque()  # TLS: frames from timers, written by the serve thread
         self.reader = FrameReader(cfg.limits.max_frame)
         self.rate = RateLimiter(*cfg.rate_limit) if cfg.rate_limit else None
         # One store for the whole server (--scope server, the default), else this
@@ -1103,7 +1181,10 @@ class Connection:
         self.lock = threading.RLock()  # one frame or one timer callback at a time
         self.send_lock = threading.Lock()
         self.closed = False
-        self.profiles = {MCP_PROFILE: McpProfile(), A2A_PROFILE: A2aProfile(self)}
+        self.profiles = {}
+
+    def _make_profiles(self) -> None:
+        self.profiles = {MCP_PROFILE: McpProfile(self.identity), A2A_PROFILE: A2aProfile(self)}
         for cls in (AgdiscProfile, TooldiscProfile, RpcProfile, EventsProfile, ArtifactProfile,
                     CredProfile, PolicyhintProfile, StateProfile, ObsProfile, RelayProfile):
             self.profiles[cls.profile_id] = cls(self)
@@ -1114,6 +1195,11 @@ class Connection:
 
     def send_async(self, envs) -> None:
         if self.closed:
+            return
+        if self.tls:
+            # One OpenSSL connection must not be read and written by two threads at once:
+            # the serve thread writes these between its reads.
+            self.outq.extend(envs)
             return
         try:
             with self.send_lock:
@@ -1131,14 +1217,60 @@ class Connection:
         t.daemon = True
         t.start()
 
+    def _handshake(self) -> bool:
+        """S1 section 2.3: no frame is processed until the channel is authenticated; a failed
+        handshake (no client certificate, an untrusted or expired one, TLS below 1.3, a
+        plaintext client) terminates the connection, and is logged as a security event."""
+        raw = self.sock
+        try:
+            tls = self.cfg.tls.wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
+        except OSError as e:
+            log(f"{self.tag}: security event: TLS setup failed: {e}; closing")
+            return False
+        self.sock = tls
+        try:
+            tls.settimeout(HANDSHAKE_TIMEOUT_S)
+            tls.do_handshake()
+            if tls.version() != "TLSv1.3":
+                raise ChannelAuthFailure(f"negotiated {tls.version()}, policy is TLS 1.3 only")
+            self.identity = peer_identity(tls.getpeercert())
+        except (OSError, ValueError, ChannelAuthFailure) as e:
+            log(f"{self.tag}: security event: channel authentication failed: {e}; closing")
+            self._close_raw()
+            return False
+        log(f"{self.tag}: TLS 1.3 {tls.cipher()[0]}, peer identity {self.identity!r}")
+        return True
+
+    def _close_raw(self) -> None:
+        """Close at the TCP level after a failed handshake: FIN, then discard what the peer
+        still sends for a moment, so the alert OpenSSL sent is not destroyed by a reset."""
+        try:
+            socket.socket.shutdown(self.sock, socket.SHUT_WR)
+            socket.socket.settimeout(self.sock, 0.5)
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                if not socket.socket.recv(self.sock, 65536):
+                    break
+        except OSError:
+            pass
+
     def run(self) -> None:
         try:
+            if self.tls and not self._handshake():
+                return
+            self._make_profiles()
             self._serve()
         except Reject as r:
             # Reject = close: nothing is written, the connection just ends.
             self.closed = True
             log(f"{self.tag}: reject {r.code}: {r.reason}; closing")
             self._close_gracefully()
+        except ssl.SSLError as e:
+            # A record that does not authenticate (forged, replayed, corrupted): S1 section
+            # 2.3, the channel is terminated, and that is a security event.
+            self.closed = True
+            log(f"{self.tag}: security event: TLS integrity failure: {e}; closing")
+            self._close_raw()
         except OSError as e:
             log(f"{self.tag}: connection error: {e}")
         finally:
@@ -1152,6 +1284,16 @@ class Connection:
         """FIN first, then discard what the peer still sends for a moment. Closing with
         unread input would make the kernel send a reset, and a reset can destroy replies
         the peer has received but not yet read."""
+        if self.tls:
+            # close_notify first (unwrap sends it; whether the peer's comes back in time does
+            # not matter), then the TCP-level FIN and drain.
+            try:
+                self.sock.settimeout(0.5)
+                self.sock.unwrap()
+            except (OSError, ValueError):
+                pass
+            self._close_raw()
+            return
         try:
             self.sock.shutdown(socket.SHUT_WR)
             self.sock.settimeout(0.5)
@@ -1165,9 +1307,42 @@ class Connection:
         except OSError:
             pass
 
+    def _write(self, envs) -> None:
+        if not envs:
+            return
+        with self.send_lock:
+            if self.tls:
+                self.sock.settimeout(TLS_WRITE_TIMEOUT_S)
+            try:
+                for out in envs:
+                    self.sock.sendall(encode_frame(out))
+            finally:
+                if self.tls:
+                    self.sock.settimeout(TLS_POLL_S)
+
+    def _flush(self) -> None:
+        envs = []
+        while self.outq:
+            envs.append(self.outq.popleft())
+        self._write(envs)
+
+    def _recv(self) -> bytes:
+        if not self.tls:
+            return self.sock.recv(65536)
+        # TLS: this thread is the only one touching the SSL object; between short reads it
+        # writes what timers queued.
+        self.sock.settimeout(TLS_POLL_S)
+        while True:
+            with self.lock:
+                self._flush()
+            try:
+                return self.sock.recv(65536)
+            except (socket.timeout, ssl.SSLWantReadError):
+                continue
+
     def _serve(self) -> None:
         while True:
-            data = self.sock.recv(65536)
+            data = self._recv()
             if not data:
                 self.reader.finish()
                 log(f"{self.tag}: peer closed")
@@ -1178,9 +1353,9 @@ class Connection:
                     if self.rate:
                         self.rate.admit()
                     replies = self._frame(body)
-                    with self.send_lock:
-                        for out in replies:
-                            self.sock.sendall(encode_frame(out))
+                    if self.tls:
+                        self._flush()  # what timers queued before this frame's replies
+                    self._write(replies)
 
     def _frame(self, body: bytes) -> list[Envelope]:
         env = decode_body(body, self.cfg.limits)
@@ -1203,7 +1378,8 @@ class Connection:
 
 
 class Config:
-    def __init__(self, limits: Limits, rate_limit, scope="server"):
+    def __init__(self, limits: Limits, rate_limit, scope="server", tls=None):
+        self.tls = tls
         self.limits = limits
         self.rate_limit = rate_limit
         self.scope = scope
@@ -1214,12 +1390,13 @@ class Stop(Exception):
     pass
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    if text.startswith("tcp://"):
-        text = text[len("tcp://") :]
+def parse_listen(text: str, tls: bool = False) -> tuple[str, int]:
+    for scheme in ("tcp://", "tls://"):
+        if text.startswith(scheme):
+            text = text[len(scheme) :]
     host, _, port = text.rpartition(":")
     host = host.strip("[]")
-    if not ipaddress.ip_address(host).is_loopback:
+    if not tls and not ipaddress.ip_address(host).is_loopback:
         # Plain TCP carries no authenticated confidential channel, so S1 section 2.1 allows
         # loopback only.
         raise SystemExit(f"{NAME}: refusing to listen on non-loopback {host} without S1")
@@ -1248,6 +1425,9 @@ def main(argv=None) -> int:
     p.add_argument("--rate-limit", default="64/1000", help="FRAMES/WINDOW_MS per connection, or 'none'")
     p.add_argument("--scope", choices=["server", "connection"], default="server",
                    help="scope of the profiles' stores (task_ids, rpc_ids, idempotency keys, artifacts, states, relay dedupe); default: one for the server")
+    p.add_argument("--tls-cert", help="S1 over TLS 1.3: the server certificate chain (PEM)")
+    p.add_argument("--tls-key", help="S1 over TLS 1.3: the server private key (PEM)")
+    p.add_argument("--tls-client-ca", help="S1 over TLS 1.3: CA certificates that client certificates must chain to (PEM); required with TLS")
     p.add_argument("--print-limits", action="store_true", help="print the effective limits and exit")
     a = p.parse_args(argv)
 
@@ -1259,8 +1439,17 @@ def main(argv=None) -> int:
     if a.print_limits:
         print(json.dumps(limits.__dict__))
         return 0
-    cfg = Config(limits, parse_rate(a.rate_limit), a.scope)
-    host, port = parse_listen(a.listen)
+    tls_args = (a.tls_cert, a.tls_key, a.tls_client_ca)
+    tls = None
+    if any(tls_args):
+        if not all(tls_args):
+            raise SystemExit(f"{NAME}: TLS needs all of --tls-cert, --tls-key and --tls-client-ca (mTLS only)")
+        try:
+            tls = tls_context(*tls_args)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"{NAME}: cannot set up TLS: {e}")
+    cfg = Config(limits, parse_rate(a.rate_limit), a.scope, tls)
+    host, port = parse_listen(a.listen, tls is not None)
 
     def on_signal(signum, frame):
         raise Stop()
@@ -1284,7 +1473,7 @@ def main(argv=None) -> int:
             with open(tmp, "w") as f:
                 f.write(f"{bound}\n")
             os.replace(tmp, a.port_file)
-        log(f"listening on {host}:{bound}; limits {limits.__dict__}; rate limit {cfg.rate_limit}; freshness off")
+        log(f"listening on {'tls' if tls else 'tcp'}://{host}:{bound}; limits {limits.__dict__}; rate limit {cfg.rate_limit}; freshness off")
         # accept() wakes every 0.2 s. A SIGTERM is delivered to whichever thread the kernel
         # picks; Python runs its handler on the main thread, but only an EINTR in the main
         # thread ends a blocked accept(), so with connection threads alive the server could

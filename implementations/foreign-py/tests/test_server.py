@@ -148,6 +148,17 @@ class ServerTest(unittest.TestCase):
         self.assertTrue(self.call("tools/call", {"name": "always_fails"})["result"]["isError"])
         self.assertEqual(self.call("tools/call", {"name": "nope"})["error"]["code"], -32602)
 
+    def test_internal_failure_is_a_jsonrpc_error(self):
+        # The crash tool raises inside the endpoint: JSON-RPC -32603 (mapping section 6), and
+        # the connection lives on.
+        self.assertEqual(self.call("tools/call", {"name": "crash", "arguments": {}})["error"]["code"], -32603)
+        self.assertIn("result", self.call("tools/list"))
+
+    def test_whoami_without_tls_names_nobody(self):
+        res = self.call("tools/call", {"name": "whoami", "arguments": {}})["result"]
+        self.assertTrue(res["isError"])
+        self.assertNotIn("structuredContent", res)
+
     def test_initialize(self):
         res = self.call("initialize", {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
         self.assertEqual(res["result"]["protocolVersion"], "2025-03-26")

@@ -75,3 +75,20 @@ fn an_ack_sent_first_fails_the_ack_last_reading() {
     );
     assert_eq!(rs, owned(&[("policyhint_0001", Verdict::Fail)]));
 }
+
+#[test]
+fn a_stack_that_resolves_conflicts_fails_the_refuse_reading() {
+    let rs = verdicts(
+        "conflicts-refused",
+        "POLICYHINT_CONFLICT_POLICY:",
+        "  POLICYHINT_CONFLICT_POLICY: 2",
+        &["policyhint_0003", "policyhint_0108"],
+    );
+    assert_eq!(
+        rs,
+        owned(&[
+            ("policyhint_0003", Verdict::NotApplicable),
+            ("policyhint_0108", Verdict::Fail)
+        ])
+    );
+}

@@ -70,9 +70,11 @@ const TRACESTATE_PRESERVED: Rule = Rule {
 const CORRELATION_PRESERVED: Rule = Rule {
     name: "obs.correlation-preserved",
     profile: "OBS",
-    requirement: "OBS-005",
-    level: Level::Must,
-    section: "§5 (SI: current context)",
+    // Correlation keys are not trace context (§4 lists traceparent and tracestate as its
+    // fields, and correlation as a SHOULD beside them): OBS-004, not OBS-005.
+    requirement: "OBS-004",
+    level: Level::Should,
+    section: "§4, §5 (SI: current context)",
     checks: "an OBS_DOC carries the correlation keys of the asker's OBS_SET",
 };
 

@@ -468,6 +468,7 @@ fn reject_observed(
             code,
             code_only: j.code_only,
             at: None,
+            broke: Vec::new(),
         }));
     }
     Ok((j.observed, code))

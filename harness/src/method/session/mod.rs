@@ -54,6 +54,9 @@ pub struct StepFailure {
     /// The concrete step the failure belongs to, when it is not the step being run (an
     /// accept confirmed later, a refusal that arrived late).
     pub at: Option<usize>,
+    /// The requirement of the profile rule the endpoint's message broke, when that is the
+    /// failure: the step is charged to it, at its level, not to the step's requirements.
+    pub broke: Vec<String>,
 }
 
 impl StepFailure {
@@ -73,6 +76,7 @@ impl StepFailure {
             code: None,
             code_only: None,
             at: None,
+            broke: Vec::new(),
         })
     }
 }

@@ -70,6 +70,11 @@ pub fn of(v: &Vector, run: Run) -> Outcome {
                 all
             })
     };
+    // The rules the endpoint's messages broke join the vector's requirements.
+    let mut broke: Vec<String> = failing.iter().flat_map(|f| f.broke.clone()).collect();
+    broke.sort();
+    broke.dedup();
+    o.broke = broke;
     if o.verdict != Verdict::Pass {
         let mut extra = Vec::new();
         let more = failing.len().saturating_sub(1);
@@ -115,7 +120,13 @@ fn step_results(v: &Vector, records: &[StepRecord]) -> Vec<StepResult> {
                 step: r.step,
                 verdict: r.verdict(),
                 why: r.not_run.clone().or_else(|| first.map(|f| f.why.clone())),
-                code_only: first.and_then(|f| f.code_only.clone()),
+                // A failure charged elsewhere than to the step's requirements: a reject's
+                // code, or the rule a message broke.
+                code_only: first.and_then(|f| {
+                    f.code_only
+                        .clone()
+                        .or_else(|| (!f.broke.is_empty()).then(|| f.broke.clone()))
+                }),
             }
         })
         .collect();

@@ -149,10 +149,12 @@ pub fn flow(
                 .and_then(|b| crate::p1::check(&item.spec, &b))
                 .map_err(|e| c.fail(format!("message {n} of {total} ({which}): {e}"), "reply"))?;
             if let Some(e) = judge.received(conv.t(), env.profile_id, env.msg_type, &env.payload) {
-                return Err(c.fail(
+                let mut f = c.fail(
                     format!("message {n} of {total} ({which}) breaks its profile: {e}"),
                     "a message its profile forbids",
-                ));
+                );
+                f.broke = vec![e.requirement.to_owned()];
+                return Err(f);
             }
         }
     }
@@ -160,20 +162,20 @@ pub fn flow(
     // terminal outcome, a second outcome, a chunk past the range).
     let quiet = conv.after(conv.spec.timing.silence_ms);
     if let Some(o) = conv.next(quiet) {
-        let why = match &o {
+        let broken = match &o {
             Obs::Reply(e) if judged(e.profile_id) => {
-                match judge.received(conv.t(), e.profile_id, e.msg_type, &e.payload) {
-                    Some(err) => format!(
-                        "after the {total} expected message(s), observed {}, which breaks its profile: {err}",
-                        o.short()
-                    ),
-                    None => format!(
-                        "after the {total} expected message(s), observed {}",
-                        o.short()
-                    ),
-                }
+                judge.received(conv.t(), e.profile_id, e.msg_type, &e.payload)
             }
-            _ => format!(
+            _ => None,
+        };
+        // A message beyond the expected ones fails the step at its requirements; one that
+        // also breaks a rule is that rule's to grade as well.
+        let why = match &broken {
+            Some(err) => format!(
+                "after the {total} expected message(s), observed {}, which breaks its profile: {err}",
+                o.short()
+            ),
+            None => format!(
                 "after the {total} expected message(s), observed {}",
                 o.short()
             ),

@@ -833,6 +833,12 @@ fn a_flow_judges_what_the_endpoint_emits_by_its_profile() {
         "{}",
         f.why
     );
+    // The failure is the broken rule's to grade, at the requirement it cites.
+    assert!(
+        f.broke.len() == 1 && f.broke[0].starts_with("RPC-"),
+        "{:?}",
+        f.broke
+    );
     // A stream item after the terminal response, in the quiet window.
     let f = failure(
         run(

@@ -6,6 +6,16 @@ use swp_testee_proto::Event;
 /// Octets of hex shown per transcript entry before it is abbreviated.
 const TRANSCRIPT_HEX_OCTETS: usize = 256;
 
+/// Text (JSON, a line of a stream) for a transcript: its first `max_chars` characters, then
+/// `… (N octets)` giving the whole length, when it is longer. Every method that shows text
+/// clips it here, each with its own budget.
+pub fn clip_text(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
+        Some((i, _)) => format!("{}… ({} octets)", &s[..i], s.len()),
+        None => s.to_owned(),
+    }
+}
+
 /// Renders octets for a transcript, abbreviated past [`TRANSCRIPT_HEX_OCTETS`].
 pub fn transcript_hex(b: &[u8]) -> String {
     if b.len() <= TRANSCRIPT_HEX_OCTETS {
@@ -62,4 +72,19 @@ pub fn transcript_events(events: &[Event]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_clipped_at_its_budget_in_characters_and_keeps_its_length() {
+        assert_eq!(clip_text("abc", 3), "abc");
+        assert_eq!(clip_text("abcd", 3), "abc… (4 octets)");
+        // Characters, not octets: a multi-octet character is never cut in half.
+        assert_eq!(clip_text("ééé", 2), "éé… (6 octets)");
+        assert_eq!(clip_text("", 0), "");
+        assert_eq!(clip_text("x", 0), "… (1 octets)");
+    }
 }

@@ -14,10 +14,7 @@ use swp_testee_proto::{TranslateReply, TranslateRequest};
 const TRANSCRIPT_CHARS: usize = 2048;
 
 fn clip(s: String) -> String {
-    match s.char_indices().nth(TRANSCRIPT_CHARS) {
-        Some((i, _)) => format!("{}… ({} octets)", &s[..i], s.len()),
-        None => s,
-    }
+    crate::transcript::clip_text(&s, TRANSCRIPT_CHARS)
 }
 
 fn request(t: &TranslateSend) -> TranslateRequest {

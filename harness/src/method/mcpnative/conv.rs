@@ -185,12 +185,7 @@ pub(super) fn charged_step(
 }
 
 pub(super) fn short(s: &str) -> String {
-    if s.chars().count() <= TRANSCRIPT_CHARS {
-        s.to_owned()
-    } else {
-        let head: String = s.chars().take(TRANSCRIPT_CHARS).collect();
-        format!("{head}… ({} octets)", s.len())
-    }
+    crate::transcript::clip_text(s, TRANSCRIPT_CHARS)
 }
 
 /// One vector's conversation.

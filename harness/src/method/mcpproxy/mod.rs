@@ -122,10 +122,7 @@ struct Conv {
 }
 
 fn clip(s: &str) -> String {
-    match s.char_indices().nth(TRANSCRIPT_CHARS) {
-        Some((i, _)) => format!("{}… ({} octets)", &s[..i], s.len()),
-        None => s.to_owned(),
-    }
+    crate::transcript::clip_text(s, TRANSCRIPT_CHARS)
 }
 
 fn side_name(s: Side) -> &'static str {

@@ -24,11 +24,11 @@ fn bench(c: &mut Criterion) {
     // by what each vector materialises for this SUT, not by its id.
     let params = sut.params(swp_conform::method::codec::CODEC_NOW_MS);
     let big = |v: &&LoadedVector| {
-        swp_conform::materialize::materialise(&v.vector, &params).is_ok_and(|steps| {
+        swp_conform::plan::materialize::materialise(&v.vector, &params).is_ok_and(|steps| {
             steps
                 .iter()
                 .map(|s| match &s.action {
-                    swp_conform::materialize::Action::Send(b) => b.len(),
+                    swp_conform::plan::materialize::Action::Send(b) => b.len(),
                     _ => 0,
                 })
                 .sum::<usize>()

@@ -11,8 +11,8 @@ use std::path::Path;
 use swp_conform::catalog::{self, LoadedVector};
 use swp_conform::connect::inproc::InProcess;
 use swp_conform::method::codec::CodecMethod;
-use swp_conform::model::{VectorResult, Verdict};
 use swp_conform::report::model::{Digests, Report, RunInfo, SutInfo};
+use swp_conform::report::result::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 const N: usize = 1000;

@@ -3,28 +3,16 @@
 //! observes and reports per vector and per requirement (docs/architecture.md for the data flow).
 #![forbid(unsafe_code)]
 
-pub mod cancel;
 pub mod catalog;
-pub mod class;
 pub mod cli;
 pub mod connect;
-pub mod diag;
-pub mod evaluate;
-pub mod expr;
 pub mod frames;
 pub mod load;
-pub mod materialize;
 pub mod method;
-pub mod model;
 pub mod p1;
-pub mod pb;
-pub mod placeholders;
+pub mod plan;
 pub mod published;
 pub mod report;
 pub mod rules;
-pub mod schema;
-pub mod select;
+pub mod support;
 pub mod sut;
-pub mod trace;
-pub mod transcript;
-pub mod valid;

@@ -4,11 +4,11 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+use swp_conform::catalog::class::Class;
 use swp_conform::catalog::{self, Catalog};
-use swp_conform::class::Class;
 use swp_conform::cli::{io_error, CliError, RunOptions};
 use swp_conform::method::{Cancel, Runner, Setup};
-use swp_conform::select::{select, Selection};
+use swp_conform::plan::select::{select, Selection};
 use swp_conform::sut::Sut;
 
 #[derive(Parser)]
@@ -375,7 +375,7 @@ fn load_cmd(sut: &Path, opts: &swp_conform::load::LoadOptions) -> Result<bool, C
 
 fn schema(dir: &Path) -> Result<bool, CliError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
-    for (name, text) in swp_conform::schema::all() {
+    for (name, text) in swp_conform::support::schema::all() {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(io_error(&p))?;
     }
@@ -419,7 +419,7 @@ fn main() -> ExitCode {
         } => load_vectors(vectors).and_then(|cat| swp_conform::cli::merge_cli(&cat, reports, out)),
         Cmd::List { sel } => list(sel),
         Cmd::Trace { sel, uncovered } => load(sel).map(|cat| {
-            print!("{}", swp_conform::trace::render(&cat, *uncovered));
+            print!("{}", swp_conform::catalog::trace::render(&cat, *uncovered));
             true
         }),
         Cmd::Load {

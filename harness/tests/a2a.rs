@@ -9,8 +9,8 @@ use common::catalog;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
 use swp_conform::p1::P1Form;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 /// A manifest for `bada2a MODE`; `form` is the P1 payload form it declares (the proxy and

@@ -10,7 +10,7 @@ mod common;
 use common::root;
 
 use std::collections::BTreeSet;
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 
 const AUTHZ: [&str; 5] = ["mcp_0022", "mcp_0023", "mcp_0024", "a2a_0113", "a2a_0114"];
 

@@ -11,7 +11,7 @@ use swp_conform::catalog::{self, Catalog};
 use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
 use swp_conform::connect::inproc::InProcess;
 use swp_conform::method::codec::CodecMethod;
-use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::report::result::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 use swp_core::uvarint;
 use swp_testee_proto::{Chunk, DecodeReply, DecodeRequest, Event, Hex};

@@ -15,7 +15,7 @@ use swp_conform::catalog::{self, Catalog};
 use swp_conform::connect::inproc::InProcess;
 use swp_conform::method::codec::CodecMethod;
 use swp_conform::method::{self, Cancel, Runner, Setup};
-use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::report::result::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 fn root() -> PathBuf {
@@ -119,7 +119,7 @@ fn meta_index_complete() -> Result<(), Failed> {
 fn meta_schemas_in_sync() -> Result<(), Failed> {
     let dir = root().join("docs/schema");
     let mut stale = Vec::new();
-    for (name, text) in swp_conform::schema::all() {
+    for (name, text) in swp_conform::support::schema::all() {
         let on_disk = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         if on_disk != text {
             stale.push(name);

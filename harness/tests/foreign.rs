@@ -13,8 +13,8 @@ use common::{catalog, explain, root};
 use std::collections::BTreeMap;
 use std::process::Command;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::{NaCause, VectorResult, Verdict};
 use swp_conform::report::model::{Digests, Report, RunInfo, SutInfo};
+use swp_conform::report::result::{NaCause, VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 const MANIFEST: &str = "implementations/manifests/foreign-py.yaml";

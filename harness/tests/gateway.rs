@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::Catalog;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::{VectorResult, Verdict};
-use swp_conform::select::{select, Selection};
+use swp_conform::plan::select::{select, Selection};
+use swp_conform::report::result::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {

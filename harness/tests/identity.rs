@@ -7,7 +7,7 @@
 mod common;
 use common::root;
 
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 
 const TLS: &str = "    tls13_only: true\n";
 

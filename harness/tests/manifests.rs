@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use swp_conform::diag::FileError;
+use swp_conform::support::diag::FileError;
 use swp_conform::sut::{Sut, SutError};
 
 fn scratch(name: &str) -> PathBuf {

@@ -17,12 +17,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::{Method, Vector};
 use swp_conform::catalog::{Catalog, LoadedVector};
-use swp_conform::materialize::{
-    self, Action, ConcreteStep, Expectation, Fields, MaterialiseError, ReplyPattern,
-};
 use swp_conform::method::codec::CODEC_NOW_MS;
 use swp_conform::method::session::SessionMethod;
 use swp_conform::method::{applicability, TestMethod};
+use swp_conform::plan::materialize::{
+    self, Action, ConcreteStep, Expectation, Fields, MaterialiseError, ReplyPattern,
+};
 use swp_conform::sut::{Sut, SutKind};
 
 const SWITCH: &str = "SWP_UPDATE_GOLDEN";
@@ -348,7 +348,7 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
             continue;
         }
         // What is sent is the vector with the manifest's `params` filled in.
-        let v = match swp_conform::placeholders::fill(v, &sut.manifest.params) {
+        let v = match swp_conform::plan::placeholders::fill(v, &sut.manifest.params) {
             Ok(v) => v,
             Err(e) => {
                 writeln!(out, "  not applicable: {e}").unwrap();

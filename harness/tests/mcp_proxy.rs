@@ -9,8 +9,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::{self, Catalog};
 use swp_conform::method::{self, Setup};
-use swp_conform::model::{VectorResult, Verdict};
-use swp_conform::select::{select, Selection};
+use swp_conform::plan::select::{select, Selection};
+use swp_conform::report::result::{VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 fn root() -> PathBuf {

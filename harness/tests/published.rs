@@ -23,9 +23,9 @@ use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
 use swp_conform::frames::{e1, frame, DecodeError, FrameError, Limits};
 use swp_conform::method::{self, Cancel, Setup};
-use swp_conform::model::{NaCause, VectorResult, Verdict};
 use swp_conform::published::rulings::Effect;
 use swp_conform::report::model::Report;
+use swp_conform::report::result::{NaCause, VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 /// The moment the committed fixtures were stamped: 2026-03-01T00:00:00Z.
@@ -1186,12 +1186,12 @@ fn catalog_vectors_and_fixtures_of_the_same_case_decode_to_the_same_fields() {
             .find(|v| &v.vector.id == vector)
             .unwrap()
             .vector;
-        let steps = swp_conform::materialize::materialise(ours, &params)
+        let steps = swp_conform::plan::materialize::materialise(ours, &params)
             .unwrap_or_else(|e| panic!("{vector}: {e}"));
         let stream: Vec<u8> = steps
             .iter()
             .flat_map(|s| match &s.action {
-                swp_conform::materialize::Action::Send(b) => b.to_vec(),
+                swp_conform::plan::materialize::Action::Send(b) => b.to_vec(),
                 _ => Vec::new(),
             })
             .collect();

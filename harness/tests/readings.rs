@@ -6,7 +6,7 @@
 mod common;
 use common::root;
 
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 
 /// reference-tls.yaml with `from` (a whole params line) replaced by `to`; the verdict of
 /// each vector of `ids`, in catalog order.

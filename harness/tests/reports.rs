@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
 use swp_conform::method::{self, Cancel, Setup};
-use swp_conform::model::Verdict;
 use swp_conform::report::model::Report;
+use swp_conform::report::result::Verdict;
 use swp_conform::report::{render_all, strip_run};
 use swp_conform::sut::Sut;
 
@@ -750,7 +750,7 @@ fn failures_carry_their_transcripts() {
     let rep = broken_report();
     for r in &rep.failures {
         assert!(r.verdict.is_failure() || r.verdict == Verdict::RejectCodeNotObservable);
-        let t: &[swp_conform::model::TranscriptEntry] = rep.transcript(r);
+        let t: &[swp_conform::report::result::TranscriptEntry] = rep.transcript(r);
         assert!(!t.is_empty(), "{} has no transcript", r.vector_id);
     }
 }

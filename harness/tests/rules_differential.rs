@@ -42,7 +42,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 use swp_conform::catalog::vector::Method;
 use swp_conform::catalog::LoadedVector;
-use swp_conform::placeholders::Params;
+use swp_conform::plan::placeholders::Params;
 use swp_conform::rules::{self, Side};
 use swp_profiles::channel::{self, Channel};
 
@@ -330,7 +330,7 @@ impl Disagreement {
 /// A message for a report: its decoded form where it decodes.
 fn describe(m: &Msg) -> String {
     use prost::Message as _;
-    use swp_conform::pb::types::*;
+    use swp_conform::p1::pb::types::*;
     macro_rules! d {
         ($t:ty) => {
             match <$t>::decode(&m.bare[..]) {
@@ -414,7 +414,7 @@ fn old_says(d: &Disagreement, text: &str) -> bool {
 /// and so did not hold it to its parents.
 fn answers_own_get(d: &Disagreement) -> bool {
     use prost::Message as _;
-    use swp_conform::pb::types::state::{StateDelta, StateGet, StatePut};
+    use swp_conform::p1::pb::types::state::{StateDelta, StateGet, StatePut};
     let id = match d.msg.msg_type {
         1 => StatePut::decode(&d.msg.bare[..]).map(|m| m.state_id),
         3 => StateDelta::decode(&d.msg.bare[..]).map(|m| m.state_id),
@@ -442,7 +442,7 @@ const CHUNK_VARIANTS: &[&str] = &[
 /// other side's offer.
 fn offered_by_the_other_side_only(d: &Disagreement) -> bool {
     use prost::Message as _;
-    use swp_conform::pb::types::artifact::{ArtChunk, ArtOffer};
+    use swp_conform::p1::pb::types::artifact::{ArtChunk, ArtOffer};
     let Ok(c) = ArtChunk::decode(&d.msg.bare[..]) else {
         return false;
     };
@@ -459,7 +459,7 @@ fn offered_by_the_other_side_only(d: &Disagreement) -> bool {
 /// Whether a CRED_DELEGATE's expiry lies within the judge's edge margin of the clock.
 fn expiry_near_the_clock(d: &Disagreement) -> bool {
     use prost::Message as _;
-    use swp_conform::pb::types::cred::CredDelegate;
+    use swp_conform::p1::pb::types::cred::CredDelegate;
     let now = FUZZ_UNIX_MS + d.msg.now_ms;
     CredDelegate::decode(&d.msg.bare[..])
         .is_ok_and(|c| c.expires_at_unix_ms.abs_diff(now) <= rules::EDGE_SLACK_MS)
@@ -943,7 +943,7 @@ fn read_trace(vector: &str, path: &Path) -> Trace {
             match take_frame(&rest, &limits) {
                 Ok(Some((body, tail))) => {
                     match e1::decode(&body, &limits) {
-                        Ok(env) if swp_conform::pb::is_p1(env.profile_id) => msgs.push(Msg {
+                        Ok(env) if swp_conform::p1::pb::is_p1(env.profile_id) => msgs.push(Msg {
                             now_ms: us / 1000,
                             side,
                             profile: env.profile_id,
@@ -977,7 +977,7 @@ fn read_trace(vector: &str, path: &Path) -> Trace {
 /// session method is not what this test is about).
 fn record_catalog(params_yaml: &str) -> (Vec<Trace>, Vec<String>) {
     use swp_conform::method::{self, Setup};
-    use swp_conform::model::Verdict as V;
+    use swp_conform::report::result::Verdict as V;
     use swp_conform::sut::Sut;
     let cat = common::catalog();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rules-differential");
@@ -1276,7 +1276,7 @@ mod fuzz {
     //! ids and values (so that the state of one message meets the next), from either side, at
     //! times around the declared windows, and now and then mutated octets or msg_types.
     use super::*;
-    use swp_conform::pb::types::*;
+    use swp_conform::p1::pb::types::*;
 
     /// One generated step before its time is summed: (delay, side, msg_type, bare).
     type Step = (u64, Side, u64, Vec<u8>);

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 use swp_conform::catalog::vector::{Method, Topology};
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 /// A manifest for `badsut MODE`. Modes where a pass is expected get the default 3 s step, so
@@ -265,7 +265,7 @@ fn a_stream_without_a_terminal_response_fails_the_must() {
 }
 
 /// Runs the intermediary vectors against `badrelay` in `mode`.
-fn run_relay(mode: &str) -> Vec<swp_conform::model::VectorResult> {
+fn run_relay(mode: &str) -> Vec<swp_conform::report::result::VectorResult> {
     let bad = common::example("badrelay");
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("session-badrelay-{mode}"));
     std::fs::create_dir_all(&work).unwrap();

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
 use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 /// The reference's declarations for SWP-CRED (as in reference-tls.yaml, minus the
@@ -58,7 +58,7 @@ fn manifest(mode: &str, dir: &Path) -> PathBuf {
 /// `mode`; every session vector that needs no TLS connection (nor a second one) and applies by the declared
 /// policies must have run, and at least `min` of them.
 fn failing(mode: &str, namespace: &str, min: usize) -> BTreeSet<String> {
-    use swp_conform::model::NaCause;
+    use swp_conform::report::result::NaCause;
     let cat = catalog();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("badswp-{namespace}-{mode}"));
     let sut = Sut::load(&manifest(mode, &work)).unwrap_or_else(|e| panic!("{e}"));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
 use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 /// A manifest for `badswp MODE`: the reference's SWP-AGDISC declarations, over stdio.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
 use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 const NAMESPACES: [&str; 5] = ["rpc", "events", "obs", "artifact", "state"];
@@ -153,7 +153,7 @@ fn accepting_a_state_whose_parent_is_missing_is_caught() {
 /// to document its replay window). A declared value too large for a vector is its choice.
 #[test]
 fn vectors_sized_from_an_undeclared_window_are_untested_not_the_suts_choice() {
-    use swp_conform::model::NaCause;
+    use swp_conform::report::result::NaCause;
     let cat = catalog();
     let path = common::root().join("implementations/manifests/reference-tls.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -196,12 +196,12 @@ fn vectors_sized_from_an_undeclared_window_are_untested_not_the_suts_choice() {
     // A count named in a step rather than in `holds` is found when the vector is built.
     let v = vector("events_0102");
     assert_eq!(cause(&undeclared, "events_0102"), None);
-    let filled = swp_conform::placeholders::fill(v, &undeclared.manifest.params).unwrap();
-    let built = swp_conform::materialize::materialise(&filled, &undeclared.params(0));
+    let filled = swp_conform::plan::placeholders::fill(v, &undeclared.manifest.params).unwrap();
+    let built = swp_conform::plan::materialize::materialise(&filled, &undeclared.params(0));
     assert!(
         matches!(
             built,
-            Err(swp_conform::materialize::MaterialiseError::Undeclared(_))
+            Err(swp_conform::plan::materialize::MaterialiseError::Undeclared(_))
         ),
         "{built:?}"
     );

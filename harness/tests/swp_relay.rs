@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::Method;
 use swp_conform::catalog::LoadedVector;
 use swp_conform::method::{self, Setup};
-use swp_conform::model::{NaCause, Verdict};
+use swp_conform::report::result::{NaCause, Verdict};
 use swp_conform::sut::Sut;
 
 /// A manifest for `badswp MODE` over stdio, claiming profile 19.
@@ -107,10 +107,10 @@ fn undeclared_timings_are_untested_and_undeclared_nacks_are_a_choice() {
         method::applicability(v, sut)
             .map(|na| na.cause)
             .or_else(
-                || match swp_conform::placeholders::fill(v, &sut.manifest.params) {
-                    Err(swp_conform::placeholders::FillError::Missing(names)) => Some(
+                || match swp_conform::plan::placeholders::fill(v, &sut.manifest.params) {
+                    Err(swp_conform::plan::placeholders::FillError::Missing(names)) => Some(
                         if names.iter().any(|n| {
-                            swp_conform::placeholders::FEATURE_PARAMS.contains(&n.as_str())
+                            swp_conform::plan::placeholders::FEATURE_PARAMS.contains(&n.as_str())
                         }) {
                             NaCause::SutChoice
                         } else {

@@ -8,7 +8,7 @@ use common::catalog;
 #[test]
 fn a_restatement_is_covered_by_the_vectors_of_what_it_restates() {
     let cat = catalog();
-    let rows = swp_conform::trace::rows(&cat);
+    let rows = swp_conform::catalog::trace::rows(&cat);
     let row = |id: &str| {
         rows.iter()
             .find(|r| r.id == id)
@@ -28,7 +28,7 @@ fn a_restatement_is_covered_by_the_vectors_of_what_it_restates() {
             assert!(!r.vectors.is_empty(), "{}", r.id);
         }
     }
-    let text = swp_conform::trace::render(&cat, false);
+    let text = swp_conform::catalog::trace::render(&cat, false);
     assert!(
         text.lines()
             .any(|l| l.starts_with("STD-002") && l.contains("(restates CORE-003)")),

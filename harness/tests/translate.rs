@@ -9,7 +9,7 @@ use swp_conform::catalog::{self, vector::Method};
 use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
 use swp_conform::connect::inproc::InProcess;
 use swp_conform::method::codec::CodecMethod;
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 use swp_testee_proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 

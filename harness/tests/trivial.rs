@@ -12,7 +12,7 @@ use common::catalog;
 use std::path::{Path, PathBuf};
 use swp_conform::catalog::vector::{Method, Shape};
 use swp_conform::method::{self, Setup};
-use swp_conform::model::Verdict;
+use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
 /// The `params` block of reference-tls.yaml, so every vector the reference runs applies
@@ -94,7 +94,7 @@ fn passes_only(mode: &str, shape: Shape) -> (usize, Vec<String>) {
         runner.as_mut(),
         &mut helpers,
         &plan,
-        &swp_conform::cancel::Cancel::new(),
+        &swp_conform::support::cancel::Cancel::new(),
         &mut |_| {},
     )
     .unwrap();

@@ -4,8 +4,8 @@
 
 use super::requirements::Registry;
 use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Shape, Vector};
-use crate::diag::Sink;
-use crate::expr::{self, ExprError, Params};
+use crate::plan::expr::{self, ExprError, Params};
+use crate::support::diag::Sink;
 use std::path::Path;
 
 /// Every name set to a harmless value, so expressions can be syntax-checked at load time.

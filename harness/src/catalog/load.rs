@@ -5,7 +5,7 @@ use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
 use super::vector::Vector;
 use super::{Catalog, LoadedVector};
-use crate::diag::{LoadError, Problem, Sink};
+use crate::support::diag::{LoadError, Problem, Sink};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -3,11 +3,13 @@
 //! the spec kit's published sets (`crate::published`) into one catalog for a run.
 
 pub mod check;
+pub mod class;
 pub mod index;
 pub mod load;
 pub mod mcpnative;
 pub mod mcpx;
 pub mod requirements;
+pub mod trace;
 pub mod vector;
 
 use std::path::{Path, PathBuf};
@@ -44,10 +46,10 @@ impl Catalog {
         for d in roots {
             let root = d.parent().unwrap_or(d);
             if path.starts_with(d) {
-                return crate::model::display_path(root, path);
+                return crate::report::result::display_path(root, path);
             }
         }
-        crate::model::display_path(self.dir.parent().unwrap_or(&self.dir), path)
+        crate::report::result::display_path(self.dir.parent().unwrap_or(&self.dir), path)
     }
 }
 
@@ -56,7 +58,7 @@ impl Catalog {
 pub enum SetsError {
     /// The YAML catalog did not load.
     #[error(transparent)]
-    Catalog(#[from] crate::diag::LoadError),
+    Catalog(#[from] crate::support::diag::LoadError),
     /// A published set could not be listed.
     #[error(transparent)]
     Published(#[from] crate::published::PublishedError),

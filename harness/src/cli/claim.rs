@@ -5,8 +5,8 @@
 //! failures, the command line and the versions.
 
 use super::{io_error, CliError, RunOptions};
+use crate::catalog::class::Class;
 use crate::catalog::Catalog;
-use crate::class::Class;
 use crate::report::analysis::classes::{ClassStatus, ClassVerdict};
 use crate::report::model::Report;
 use crate::sut::Sut;
@@ -153,11 +153,11 @@ pub fn claim(
     runner: &mut dyn crate::method::Runner,
     cancel: &crate::method::Cancel,
 ) -> Result<ClaimOutcome, CliError> {
-    let sel = crate::select::Selection {
+    let sel = crate::plan::select::Selection {
         class: Some(class),
         ..Default::default()
     };
-    let plan = crate::select::select(cat, &sel)?;
+    let plan = crate::plan::select::select(cat, &sel)?;
     let opts = RunOptions {
         pattern: format!("class:{class}"),
         out: Some(out.to_path_buf()),

@@ -26,10 +26,10 @@ pub enum CliError {
     },
     /// The catalog did not load.
     #[error(transparent)]
-    Catalog(#[from] crate::diag::LoadError),
+    Catalog(#[from] crate::support::diag::LoadError),
     /// The selection is invalid.
     #[error(transparent)]
-    Select(#[from] crate::select::SelectError),
+    Select(#[from] crate::plan::select::SelectError),
     /// The manifest did not load.
     #[error(transparent)]
     Sut(#[from] crate::sut::SutError),
@@ -63,9 +63,9 @@ pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 
 use crate::catalog::{Catalog, LoadedVector};
 use crate::method::{run_plan, run_plan_jobs, Cancel, Runner};
-use crate::model::VectorResult;
 use crate::report::analysis::baseline::{Baseline, Retry};
 use crate::report::model::{Digests, Report, RunInfo, Shard, SutInfo};
+use crate::report::result::VectorResult;
 use crate::sut::Sut;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -155,7 +155,7 @@ fn digest_of(dir: &Path, published: &[PathBuf]) -> Result<String, CliError> {
     }
     let mut rel: Vec<(String, PathBuf)> = files
         .into_iter()
-        .map(|p| (crate::model::display_path(dir, &p), p))
+        .map(|p| (crate::report::result::display_path(dir, &p), p))
         .collect();
     for set in published {
         let name = set
@@ -406,7 +406,7 @@ pub fn diff_cli(old: &Path, new: &Path) -> Result<bool, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Verdict;
+    use crate::report::result::Verdict;
 
     fn catalog() -> Catalog {
         crate::catalog::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors"))

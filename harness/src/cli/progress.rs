@@ -1,7 +1,7 @@
 //! Progress while a plan runs: a bar (indicatif) when stderr is a terminal, one plain line
 //! per vector otherwise, so CI logs show where a run is without control characters.
 
-use crate::model::VectorResult;
+use crate::report::result::VectorResult;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 

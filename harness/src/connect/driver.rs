@@ -43,8 +43,8 @@ pub enum DriverError {
 
 impl DriverError {
     /// The verdict of a vector whose exchange failed this way.
-    pub fn verdict(&self) -> crate::model::Verdict {
-        use crate::model::Verdict;
+    pub fn verdict(&self) -> crate::report::result::Verdict {
+        use crate::report::result::Verdict;
         match self {
             DriverError::Timeout(_) => Verdict::Timeout,
             DriverError::Crashed(_) => Verdict::Crash,

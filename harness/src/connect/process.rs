@@ -15,7 +15,7 @@ static HANDLER: Once = Once::new();
 
 /// Installs the Ctrl-C handler once per process: it cancels `cancel` (the run stops after
 /// the vector in flight) and kills every SUT process the harness started.
-pub fn install_interrupt_handler(cancel: &crate::cancel::Cancel) {
+pub fn install_interrupt_handler(cancel: &crate::support::cancel::Cancel) {
     let cancel = cancel.clone();
     HANDLER.call_once(move || {
         let _ = ctrlc::set_handler(move || {

@@ -4,9 +4,9 @@
 //! them, reconnects after a failure while the window is open, and drains at the end.
 
 use super::book::{Book, Matcher};
-use crate::cancel::Cancel;
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::{e1, Envelope, FrameDecoder, Limits};
+use crate::support::cancel::Cancel;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 

@@ -15,11 +15,11 @@ pub mod conn;
 pub mod report;
 pub mod sample;
 
-use crate::cancel::Cancel;
 use crate::catalog::vector::{ConnectSpec, Topology};
 use crate::frames::{e1, take_frame};
 use crate::method::session::conv::reply_limits;
 use crate::method::session::endpoint::Endpoint;
+use crate::support::cancel::Cancel;
 use crate::sut::{Reach, RejectMode, Sut, SutKind, Transport};
 use book::{latencies, Book, Counts, Matcher};
 use conn::{Build, Drive, Phases, Template};
@@ -130,7 +130,7 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
         let sut = sut.clone();
         let frame = probe.frame.clone();
         Arc::new(move || {
-            let f = crate::materialize::build_frame(
+            let f = crate::plan::materialize::build_frame(
                 &frame,
                 &sut.params(unix_ms()),
                 Some(Book::msg_id(0, 0)),

@@ -37,7 +37,7 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     for c in &v.applies_when.holds {
         // A condition over an optional feature's value the SUT does not declare (SWP-AGDISC's
         // max-age, a SHOULD) is the SUT's choice, as an unfilled feature trigger is.
-        if let Some(f) = crate::placeholders::FEATURE_PARAMS
+        if let Some(f) = crate::plan::placeholders::FEATURE_PARAMS
             .iter()
             .find(|f| c.contains(&format!("${{{f}}}")) && !sut.manifest.params.contains_key(**f))
         {
@@ -45,22 +45,22 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
                 "`{c}`: the manifest declares no params {f}: it claims no such optional feature"
             )));
         }
-        match crate::expr::holds(c, &params) {
+        match crate::plan::expr::holds(c, &params) {
             Ok(true) => {}
             Ok(false) => {
                 return Some(NotApplicable::choice(format!(
                     "the SUT's parameters do not satisfy `{c}`"
                 )))
             }
-            Err(e @ crate::expr::ExprError::Undeclared(_)) => {
+            Err(e @ crate::plan::expr::ExprError::Undeclared(_)) => {
                 // A vector whose optional feature the SUT lacks is out by that choice
                 // before any value it would owe for the feature is asked for (rpc_0111
                 // needs RPC_REPLAY_WHILE_RUNNING only of a SUT with a slow method).
-                if let Err(f @ crate::placeholders::FillError::Missing(_)) =
-                    crate::placeholders::fill(v, &sut.manifest.params)
+                if let Err(f @ crate::plan::placeholders::FillError::Missing(_)) =
+                    crate::plan::placeholders::fill(v, &sut.manifest.params)
                 {
                     let na = super::unfilled(f);
-                    if na.cause == crate::model::NaCause::SutChoice {
+                    if na.cause == crate::report::result::NaCause::SutChoice {
                         return Some(na);
                     }
                 }

@@ -7,11 +7,11 @@ use super::{answered, Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{Method, Vector};
 use crate::catalog::Catalog;
 use crate::connect::driver::CodecDriver;
-use crate::evaluate::{self, describe_expected};
-use crate::materialize::{self, Action, ConcreteStep, MaterialiseError};
-use crate::model::{Dir, TranscriptEntry, Verdict};
+use crate::method::evaluate::{self, describe_expected};
+use crate::plan::materialize::{self, Action, ConcreteStep, MaterialiseError};
+use crate::report::result::{Dir, TranscriptEntry, Verdict};
+use crate::support::transcript::{transcript_events, transcript_hex};
 use crate::sut::{codec_config_of, Sut};
-use crate::transcript::{transcript_events, transcript_hex};
 use swp_testee_proto::{Chunk, DecodeReply, DecodeRequest, Hex};
 
 /// The receiver clock origin for the codec method: fixed so runs are reproducible.
@@ -44,7 +44,7 @@ impl<'a> CodecMethod<'a> {
         self,
         catalog: &Catalog,
         plan: &[&crate::catalog::LoadedVector],
-    ) -> Result<Vec<crate::model::VectorResult>, Fatal> {
+    ) -> Result<Vec<crate::report::result::VectorResult>, Fatal> {
         let sut = self.sut;
         let mut b = super::Bound {
             method: self,
@@ -106,7 +106,7 @@ impl TestMethod for CodecMethod<'_> {
                             .profiles
                             .iter()
                             .copied()
-                            .filter(|p| crate::pb::is_p1(*p))
+                            .filter(|p| crate::p1::pb::is_p1(*p))
                             .collect();
                         c
                     }

@@ -6,6 +6,7 @@
 
 pub mod applicable;
 pub mod codec;
+pub mod evaluate;
 pub mod mcpnative;
 pub mod mcpproxy;
 pub mod session;
@@ -14,11 +15,13 @@ pub mod translate;
 use crate::catalog::vector::{Method, Vector};
 use crate::catalog::{Catalog, LoadedVector};
 use crate::connect::driver::{Answer, DriverError};
-use crate::materialize::MaterialiseError;
-use crate::model::{Incidental, NaCause, StepResult, TranscriptEntry, VectorResult, Verdict};
+use crate::plan::materialize::MaterialiseError;
+use crate::report::result::{
+    Incidental, NaCause, StepResult, TranscriptEntry, VectorResult, Verdict,
+};
 use crate::sut::Sut;
 
-pub use crate::cancel::Cancel;
+pub use crate::support::cancel::Cancel;
 pub use applicable::applicability;
 
 /// The SUT cannot be driven at all, so the run stops (a testee that speaks another protocol
@@ -83,8 +86,8 @@ impl From<MaterialiseError> for Option<NotApplicable> {
 
 /// Placeholders the manifest does not fill: a missing optional-feature trigger is the SUT
 /// declaring it lacks the feature; any other missing name leaves the vector untested.
-pub(crate) fn unfilled(e: crate::placeholders::FillError) -> NotApplicable {
-    use crate::placeholders::{FillError, FEATURE_PARAMS};
+pub(crate) fn unfilled(e: crate::plan::placeholders::FillError) -> NotApplicable {
+    use crate::plan::placeholders::{FillError, FEATURE_PARAMS};
     match &e {
         FillError::Missing(names) if names.iter().any(|n| FEATURE_PARAMS.contains(&n.as_str())) => {
             NotApplicable::choice(format!("{e}: it claims no such optional feature"))
@@ -124,7 +127,7 @@ pub struct Outcome {
     /// shares the vector's verdict.
     pub steps: Vec<StepResult>,
     /// Defects seen in passing that belong to no step of this vector
-    /// ([`crate::model::Incidental`]; requirement IDs or aliases).
+    /// ([`crate::report::result::Incidental`]; requirement IDs or aliases).
     pub incidental: Vec<Incidental>,
     /// Both directions.
     pub transcript: Vec<TranscriptEntry>,
@@ -243,7 +246,7 @@ impl<M: TestMethod> Runner for Bound<'_, M> {
         if let Some(na) = applicability(&lv.vector, self.sut) {
             return Some(na);
         }
-        let v = match crate::placeholders::fill(&lv.vector, &self.sut.manifest.params) {
+        let v = match crate::plan::placeholders::fill(&lv.vector, &self.sut.manifest.params) {
             Ok(v) => v,
             Err(e) => return Some(unfilled(e)),
         };
@@ -277,7 +280,7 @@ pub fn run_vector<M: TestMethod>(
         skip(&mut r, na);
         return Ok(r);
     }
-    let v = match crate::placeholders::fill(&lv.vector, &sut.manifest.params) {
+    let v = match crate::plan::placeholders::fill(&lv.vector, &sut.manifest.params) {
         Ok(v) => v,
         Err(e) => {
             skip(&mut r, unfilled(e));

@@ -6,7 +6,7 @@ use super::{answered, Fatal, Outcome};
 use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
 use crate::catalog::vector::{Expect, Vector};
 use crate::connect::driver::CodecDriver;
-use crate::model::{Dir, TranscriptEntry, Verdict};
+use crate::report::result::{Dir, TranscriptEntry, Verdict};
 use serde_json::Value;
 use swp_testee_proto::{TranslateReply, TranslateRequest};
 
@@ -14,7 +14,7 @@ use swp_testee_proto::{TranslateReply, TranslateRequest};
 const TRANSCRIPT_CHARS: usize = 2048;
 
 fn clip(s: String) -> String {
-    crate::transcript::clip_text(&s, TRANSCRIPT_CHARS)
+    crate::support::transcript::clip_text(&s, TRANSCRIPT_CHARS)
 }
 
 fn request(t: &TranslateSend) -> TranslateRequest {

@@ -455,7 +455,7 @@ fn alternatives(finding: Option<&Finding>, off_clock: bool) -> &'static [ErrorCo
 
 /// Which P1 forms a profile payload decodes in: (bare message, wrapper).
 fn p1_forms(profile_id: u64, msg_type: u64, payload: &[u8]) -> Option<(bool, bool)> {
-    let desc = crate::pb::message_for(profile_id, msg_type)?;
+    let desc = crate::p1::pb::message_for(profile_id, msg_type)?;
     let bare = prost_reflect::DynamicMessage::decode(desc.clone(), payload).is_ok();
     let wrapped = P1Form::Wrapper
         .unwrap(profile_id, msg_type, payload)
@@ -845,7 +845,7 @@ fn owned(ids: &[&str]) -> Vec<String> {
 /// kit's octets (a padded uvarint, say), or the other form does not carry the same message
 /// octets: the fixture then runs only for SUTs of the kit's form.
 fn carry(e: &crate::frames::Envelope, octets: &Bytes, kit: P1Form) -> Option<(FrameSpec, Carried)> {
-    let desc = crate::pb::message_for(e.profile_id, e.msg_type)?;
+    let desc = crate::p1::pb::message_for(e.profile_id, e.msg_type)?;
     let bare = kit.unwrap(e.profile_id, e.msg_type, &e.payload).ok()?;
     let mut spec = crate::p1::P1Spec::new();
     spec.insert(
@@ -874,9 +874,9 @@ fn carry(e: &crate::frames::Envelope, octets: &Bytes, kit: P1Form) -> Option<(Fr
         payload: Some(Data::P1(spec)),
     };
     let build = |form: P1Form| {
-        let mut p = crate::expr::Params::new();
+        let mut p = crate::plan::expr::Params::new();
         p.insert("P1_WRAPPER", u64::from(form == P1Form::Wrapper));
-        crate::materialize::build_frame(&frame, &p, None).ok()
+        crate::plan::materialize::build_frame(&frame, &p, None).ok()
     };
     if build(kit)? != *octets {
         return None;
@@ -985,9 +985,9 @@ mod tests {
     }
 
     fn built(spec: &FrameSpec, form: P1Form) -> Bytes {
-        let mut p = crate::expr::Params::new();
+        let mut p = crate::plan::expr::Params::new();
         p.insert("P1_WRAPPER", u64::from(form == P1Form::Wrapper));
-        crate::materialize::build_frame(spec, &p, None).unwrap()
+        crate::plan::materialize::build_frame(spec, &p, None).unwrap()
     }
 
     /// The kit's bare RpcReq (rpc_id "rpc", method "m") is sent as it is to a message-form

@@ -7,8 +7,8 @@
 use super::rulings::{Effect, POLICY_REFUSALS};
 use super::{assumed_limits, stated_over, Fixture};
 use crate::catalog::vector::Vector;
-use crate::expr::Params;
 use crate::method::NotApplicable;
+use crate::plan::expr::Params;
 use crate::sut::{codec_config_of, Limits, Sut, SutKind};
 use swp_testee_proto::CodecConfig;
 

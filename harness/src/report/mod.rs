@@ -6,5 +6,6 @@
 pub mod analysis;
 pub mod model;
 pub mod render;
+pub mod result;
 
 pub use render::{render_all, strip_run, write_all, RUN_BEGIN, RUN_END};

@@ -1,10 +1,10 @@
 //! `report.json`: a superset of the spec kit's runner output schema v1. Everything outside
 //! the `run` block is a pure function of the results, so two runs diff empty outside it.
 
-use crate::model::{TranscriptEntry, VectorResult, Verdict};
 use crate::report::analysis::baseline::BaselineOutcome;
 use crate::report::analysis::classes::ClassVerdict;
 use crate::report::analysis::requirements::RequirementVerdict;
+use crate::report::result::{TranscriptEntry, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,11 +99,11 @@ pub struct Skipped {
     /// Whether that was the SUT's declared choice or untested (reports before this field
     /// read as untested).
     #[serde(default)]
-    pub cause: crate::model::NaCause,
+    pub cause: crate::report::result::NaCause,
     /// Defects seen in passing while deciding the vector did not apply (an MCP server's
     /// answers to set-up requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub incidental: Vec<crate::model::Incidental>,
+    pub incidental: Vec<crate::report::result::Incidental>,
 }
 
 /// The report document.
@@ -339,7 +339,7 @@ impl Report {
         for t in r.run.transcripts.values_mut() {
             *t = vec![TranscriptEntry {
                 t_ms: 0,
-                dir: crate::model::Dir::Note,
+                dir: crate::report::result::Dir::Note,
                 data: "[run-specific transcript redacted]".into(),
             }];
         }

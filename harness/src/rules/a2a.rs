@@ -8,7 +8,7 @@
 //! both readings refuse it.
 
 use super::{decode, digest, show, trackable, Ctx, Digest, Level, Rule, Side, Table, Violation};
-use crate::pb::types::a2a::{Event, Handshake, Result as A2aResult, Task};
+use crate::p1::pb::types::a2a::{Event, Handshake, Result as A2aResult, Task};
 
 /// The profile_id of A2A.
 pub(super) const PROFILE_ID: u64 = 2;

@@ -7,7 +7,7 @@ use super::{
     decode, digest, show, trackable, Ctx, Digest, Level, PerSide, Queue, Rule, Side, Table,
     Violation,
 };
-use crate::pb::types::agdisc::{AgdiscDoc, AgdiscErr, AgdiscGet, AgdiscNotModified};
+use crate::p1::pb::types::agdisc::{AgdiscDoc, AgdiscErr, AgdiscGet, AgdiscNotModified};
 
 /// The profile_id of SWP-AGDISC.
 pub(super) const PROFILE_ID: u64 = 10;

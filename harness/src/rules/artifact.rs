@@ -10,7 +10,7 @@
 //! side, the GET from the other, in either order.
 
 use super::{decode, show, trackable, Ctx, Level, Rule, Side, Table, Violation};
-use crate::pb::types::artifact::{ArtAck, ArtChunk, ArtErr, ArtGet, ArtOffer};
+use crate::p1::pb::types::artifact::{ArtAck, ArtChunk, ArtErr, ArtGet, ArtOffer};
 use sha2::{Digest as _, Sha256, Sha384, Sha512};
 
 /// The profile_id of SWP-ARTIFACT.

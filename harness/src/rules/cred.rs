@@ -8,7 +8,7 @@
 //! clock judges both sides.
 
 use super::{decode, show, trackable, Ctx, Level, Rule, Side, Table, Violation, EDGE_SLACK_MS};
-use crate::pb::types::cred::{CredDelegate, CredErr, CredPresent, CredRevoke};
+use crate::p1::pb::types::cred::{CredDelegate, CredErr, CredPresent, CredRevoke};
 
 /// The profile_id of SWP-CRED.
 pub(super) const PROFILE_ID: u64 = 15;

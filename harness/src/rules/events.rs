@@ -11,7 +11,7 @@ use super::{
     decode, digest, show, trackable, Ctx, Digest, Level, PerSide, Rule, Table, Violation,
     EDGE_SLACK_MS,
 };
-use crate::pb::types::events::{
+use crate::p1::pb::types::events::{
     EventRecord, EvtBatch, EvtErr, EvtPublish, EvtSubscribe, EvtUnsubscribe,
 };
 

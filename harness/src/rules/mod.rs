@@ -15,7 +15,7 @@
 //! past a bound the rules that would need the forgotten entry judge leniently (they accept),
 //! so a long or hostile connection cannot make the judge grow or give a false verdict.
 
-use crate::placeholders::Params;
+use crate::plan::placeholders::Params;
 use sha2::{Digest as _, Sha256};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -857,12 +857,12 @@ mod tests {
 
     #[test]
     fn every_p1_profile_has_a_rule_set_and_every_msg_type_0_is_refused() {
-        for (p, _, _) in crate::pb::PACKAGES {
+        for (p, _, _) in crate::p1::pb::PACKAGES {
             let v = check_message(p, 0, b"").expect_err("msg_type 0 is unassigned");
             assert!(v.rule.ends_with(".msg-type-assigned"), "{v}");
             // The next msg_type after the last assigned one is unassigned too.
             let last = (1..=9)
-                .take_while(|t| crate::pb::message_for(p, *t).is_some())
+                .take_while(|t| crate::p1::pb::message_for(p, *t).is_some())
                 .count();
             let v = check_message(p, last as u64 + 1, b"").expect_err("past the last");
             assert!(v.rule.ends_with(".msg-type-assigned"), "{v}");

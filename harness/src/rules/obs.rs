@@ -8,7 +8,7 @@
 use super::{
     decode, digest, lower_hex, show, Ctx, Digest, Level, PerSide, Queue, Rule, Side, Violation,
 };
-use crate::pb::types::obs::{ObsDoc, ObsErr, ObsGet, ObsSet};
+use crate::p1::pb::types::obs::{ObsDoc, ObsErr, ObsGet, ObsSet};
 
 /// The profile_id of SWP-OBS.
 pub(super) const PROFILE_ID: u64 = 18;

@@ -7,7 +7,7 @@
 //! replaces what an earlier set put on the same key and scope (SI-P-POLICYHINT-5).
 
 use super::{decode, show, trackable, ConflictPolicy, Ctx, Level, Rule, Side, Table, Violation};
-use crate::pb::types::policyhint::{PolicyErr, PolicyHintAck, PolicyHintSet, PolicyViolation};
+use crate::p1::pb::types::policyhint::{PolicyErr, PolicyHintAck, PolicyHintSet, PolicyViolation};
 use std::collections::BTreeMap;
 
 /// The profile_id of SWP-POLICYHINT.
@@ -246,7 +246,7 @@ mod tests {
     use super::super::testkit::{enc, full_config, sequence_property, Run, Step};
     use super::super::{Config, Side::*};
     use super::*;
-    use crate::pb::types::policyhint::Constraint;
+    use crate::p1::pb::types::policyhint::Constraint;
     use proptest::prelude::*;
 
     fn c(key: &str, mode: &str, scope: &str) -> Constraint {

@@ -10,7 +10,7 @@
 //! judge the endpoint acting as relay only.
 
 use super::{decode, show, trackable, Config, Ctx, Level, Rule, Side, Table, Violation};
-use crate::pb::types::relay::{RelayAck, RelayErr, RelayNack, RelayPublish, RelayStatus};
+use crate::p1::pb::types::relay::{RelayAck, RelayErr, RelayNack, RelayPublish, RelayStatus};
 
 /// The profile_id of SWP-RELAY.
 pub(super) const PROFILE_ID: u64 = 19;

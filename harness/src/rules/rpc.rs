@@ -10,7 +10,7 @@ use super::{
     decode, digest, show, trackable, Ctx, Digest, Level, Rule, Side, Table, Violation,
     EDGE_SLACK_MS,
 };
-use crate::pb::types::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
+use crate::p1::pb::types::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
 
 /// The profile_id of SWP-RPC.
 pub(super) const PROFILE_ID: u64 = 12;

@@ -8,7 +8,7 @@ use super::{
     decode, digest, lower_hex, show, trackable, Ctx, Digest, IdScheme, Level, Rule, Side, Table,
     Violation,
 };
-use crate::pb::types::state::{StateDelta, StateErr, StateGet, StatePut};
+use crate::p1::pb::types::state::{StateDelta, StateErr, StateGet, StatePut};
 use sha2::{Digest as _, Sha256};
 
 /// The profile_id of SWP-STATE.

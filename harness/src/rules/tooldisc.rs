@@ -11,7 +11,7 @@ use super::{
     decode, digest, lower_hex, show, trackable, Ctx, Digest, Level, PerSide, Queue, Rule, Side,
     Table, Violation,
 };
-use crate::pb::types::tooldisc::{
+use crate::p1::pb::types::tooldisc::{
     ToolDescriptor, TooldiscErr, TooldiscGetReq, TooldiscGetResp, TooldiscListReq, TooldiscListResp,
 };
 use std::collections::BTreeSet;

@@ -3,9 +3,9 @@
 
 use super::file::{Kind, ManifestFile, McpTransport, PkiSource, RejectMode, Start, Transport};
 use super::{Claims, Manifest, Reach, SutKind};
+use crate::catalog::class::Class;
 use crate::catalog::vector::Method;
-use crate::class::Class;
-use crate::diag::{Problem, Sink};
+use crate::support::diag::{Problem, Sink};
 use std::path::Path;
 
 /// The methods a kind of SUT can be driven by.
@@ -54,7 +54,7 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                 name,
                 format!("params: {name:?} is not a parameter name (A-Z, 0-9 and _)"),
             );
-        } else if crate::placeholders::RUNTIME.contains(&name.as_str()) {
+        } else if crate::plan::placeholders::RUNTIME.contains(&name.as_str()) {
             at(
                 name,
                 format!(

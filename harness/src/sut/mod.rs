@@ -12,10 +12,10 @@ pub use file::{
     TlsSpec, Transport,
 };
 
+use crate::catalog::class::Class;
 use crate::catalog::vector::Method;
-use crate::class::Class;
-use crate::diag::{FileError, LoadError};
-use crate::expr::Params;
+use crate::plan::expr::Params;
+use crate::support::diag::{FileError, LoadError};
 use std::path::{Path, PathBuf};
 
 /// What the SUT claims.
@@ -98,7 +98,7 @@ pub struct Manifest {
     /// How the SUT shapes P1 payloads.
     pub p1_payload: crate::p1::P1Form,
     /// `${NAME}` values for the JSON vectors send and expect.
-    pub params: crate::placeholders::Params,
+    pub params: crate::plan::placeholders::Params,
     /// Limits.
     pub limits: Limits,
     /// Policies.
@@ -216,9 +216,9 @@ impl Sut {
         );
         // The SWP-* windows and sizes the manifest declares as numbers in `params`.
         // Numeric optional-feature triggers too, for `holds` conditions over them.
-        for &name in crate::expr::MANIFEST_PARAM_NAMES
+        for &name in crate::plan::expr::MANIFEST_PARAM_NAMES
             .iter()
-            .chain(crate::placeholders::FEATURE_PARAMS)
+            .chain(crate::plan::placeholders::FEATURE_PARAMS)
         {
             if let Some(v) = m.params.get(name).and_then(serde_json::Value::as_u64) {
                 p.insert(name, v);

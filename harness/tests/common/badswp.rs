@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::report::result::{VectorResult, Verdict};
 
 /// The lines of reference-tls.yaml's `params` whose names start with one of `prefixes`, so a
 /// broken-variant manifest and the reference's own cannot drift apart.
@@ -96,7 +96,7 @@ pub fn run(
     // proxy does.
     let by_choice = |v: &swp_conform::catalog::LoadedVector| {
         swp_conform::method::applicable::applicability(&v.vector, sut)
-            .is_some_and(|n| n.cause == swp_conform::model::NaCause::SutChoice)
+            .is_some_and(|n| n.cause == swp_conform::report::result::NaCause::SutChoice)
     };
     let session: BTreeSet<&str> = plan
         .iter()

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::report::result::{VectorResult, Verdict};
 
 /// What a third-party server is expected to do on one vector. A non-pass names the rule it
 /// breaks and a piece of the observed behaviour that must appear in the result's detail.

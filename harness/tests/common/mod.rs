@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use swp_conform::catalog::{self, Catalog};
-use swp_conform::model::{VectorResult, Verdict};
+use swp_conform::report::result::{VectorResult, Verdict};
 
 /// The workspace root.
 pub fn root() -> PathBuf {

@@ -11,7 +11,7 @@ use super::http::{Exchange, HttpClient, HttpEvent, Verb};
 use super::judge::{self, Inbound, Peer, Violation};
 use crate::connect::process::Supervised;
 use crate::connect::wire::{Recv, StdioWire, Wire};
-use crate::model::{Dir, Incidental, NaCause, TranscriptEntry, Verdict};
+use crate::report::result::{Dir, Incidental, NaCause, TranscriptEntry, Verdict};
 use crate::sut::Timing;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -185,7 +185,7 @@ pub(super) fn charged_step(
 }
 
 pub(super) fn short(s: &str) -> String {
-    crate::transcript::clip_text(s, TRANSCRIPT_CHARS)
+    crate::support::transcript::clip_text(s, TRANSCRIPT_CHARS)
 }
 
 /// One vector's conversation.

@@ -7,7 +7,7 @@
 
 use super::conv::Stop;
 use crate::method::Outcome;
-use crate::model::{Incidental, StepResult, Verdict};
+use crate::report::result::{Incidental, StepResult, Verdict};
 
 /// One step of a vector, as it ran.
 #[derive(Debug, Clone, Default)]

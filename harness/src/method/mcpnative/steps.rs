@@ -15,7 +15,7 @@ use crate::catalog::mcpnative::{
     HttpSpec, McpExpect, McpStep, OpenSpec, Pick, RequestSpec, SessionHeader, WalkSpec,
 };
 use crate::catalog::vector::{Expect, Num, ResponseSpec, Step, Vector};
-use crate::model::{Dir, NaCause, Verdict};
+use crate::report::result::{Dir, NaCause, Verdict};
 use crate::sut::McpNativeSpec;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -1742,8 +1742,10 @@ impl<'v> Runner<'v> {
                 Expect::NoResponse(nr) => {
                     let ms = match &nr.ms {
                         Num::Lit(m) => *m,
-                        Num::Expr(x) => crate::expr::eval(x, &crate::expr::Params::new())
-                            .map_err(|e| Stop::harness(format!("`{x}`: {e}")))?,
+                        Num::Expr(x) => {
+                            crate::plan::expr::eval(x, &crate::plan::expr::Params::new())
+                                .map_err(|e| Stop::harness(format!("`{x}`: {e}")))?
+                        }
                     };
                     last_o = expect_no_response(conv, nr.id.as_ref(), ms)?;
                     last_e = format!("no response within {ms} ms");

@@ -12,8 +12,8 @@ use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpx::ArrivesSpec;
 use crate::catalog::vector::{Expect, Method, Side, Step, Vector};
 use crate::connect::process::{self, Supervised};
-use crate::materialize::MaterialiseError;
-use crate::model::{Dir, TranscriptEntry, Verdict};
+use crate::plan::materialize::MaterialiseError;
+use crate::report::result::{Dir, TranscriptEntry, Verdict};
 use crate::sut::{Start, Sut};
 use matching::{same_message, substitute, Binds};
 use serde_json::Value;
@@ -122,7 +122,7 @@ struct Conv {
 }
 
 fn clip(s: &str) -> String {
-    crate::transcript::clip_text(s, TRANSCRIPT_CHARS)
+    crate::support::transcript::clip_text(s, TRANSCRIPT_CHARS)
 }
 
 fn side_name(s: Side) -> &'static str {

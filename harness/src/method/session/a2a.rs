@@ -68,7 +68,7 @@ pub fn tasks(
     silence: Duration,
     form: P1Form,
 ) -> Result<String, TasksFailure> {
-    use crate::pb::types::a2a::{Event, Result as A2aResult};
+    use crate::p1::pb::types::a2a::{Event, Result as A2aResult};
     // The catalog loader refused malformed `hex:` values, so this cannot fail here.
     let bytes_of = |s: &str| crate::p1::bytes_value(s).unwrap_or_default();
     // Per listed task: events seen, the Result once seen.

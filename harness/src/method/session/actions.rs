@@ -4,9 +4,9 @@
 
 use super::conv::Conv;
 use super::{Inputs, StepFailure};
-use crate::materialize::{self, Action};
-use crate::model::{Dir, Verdict};
-use crate::transcript::transcript_hex;
+use crate::plan::materialize::{self, Action};
+use crate::report::result::{Dir, Verdict};
+use crate::support::transcript::transcript_hex;
 use bytes::Bytes;
 
 /// What an action put on the wire.

@@ -6,10 +6,10 @@
 use super::conv::{Conv, Obs};
 use super::StepFailure;
 use crate::catalog::vector::FrameSpec;
-use crate::expr::Params;
 use crate::frames::Envelope;
-use crate::materialize::{self, MaterialiseError};
-use crate::model::Verdict;
+use crate::plan::expr::Params;
+use crate::plan::materialize::{self, MaterialiseError};
+use crate::report::result::Verdict;
 use crate::sut::{ProbeSpec, RejectMode};
 use bytes::Bytes;
 

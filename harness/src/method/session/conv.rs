@@ -5,9 +5,9 @@
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::FrameDecoder;
 use crate::frames::{e1, Envelope, Limits};
-use crate::model::{Dir, TranscriptEntry};
+use crate::report::result::{Dir, TranscriptEntry};
+use crate::support::transcript::transcript_hex;
 use crate::sut::SessionSpec;
-use crate::transcript::transcript_hex;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
 

@@ -5,11 +5,11 @@ use super::confirm::probe_answered;
 use super::conv::{Conv, Obs};
 use super::{Inputs, StepFailure};
 use crate::catalog::vector::WhenSilent;
-use crate::evaluate::judge_codec_step;
-use crate::materialize::{Expectation, ReplyPattern};
-use crate::model::{Dir, Verdict};
+use crate::method::evaluate::judge_codec_step;
+use crate::plan::materialize::{Expectation, ReplyPattern};
+use crate::report::result::{Dir, Verdict};
+use crate::support::transcript::transcript_hex;
 use crate::sut::RejectMode;
-use crate::transcript::transcript_hex;
 use bytes::Bytes;
 use swp_testee_proto::Event;
 
@@ -329,7 +329,7 @@ fn read_answer(
     msg_id: Option<&bytes::Bytes>,
     form: crate::p1::P1Form,
 ) -> Answer {
-    use crate::pb::types::a2a::{Event, Result as A2aResult};
+    use crate::p1::pb::types::a2a::{Event, Result as A2aResult};
     use prost::Message;
     match env.profile_id {
         1 if env.msg_type == 2 && msg_id.is_some_and(|m| *m == env.msg_id) => {

@@ -6,9 +6,9 @@
 use super::steps::{Run, StepRecord};
 use super::StepFailure;
 use crate::catalog::vector::Vector;
-use crate::evaluate::fold_runs;
+use crate::method::evaluate::fold_runs;
 use crate::method::{weight, Judged, Outcome};
-use crate::model::{StepResult, Verdict};
+use crate::report::result::{StepResult, Verdict};
 
 /// The failure that decides a group of records (the earliest of the heaviest verdict), with
 /// its index in `records`.

@@ -14,10 +14,10 @@
 use super::conv::{Conv, Obs};
 use super::judge::Ctx;
 use super::StepFailure;
-use crate::materialize::FlowItem;
-use crate::model::Verdict;
 use crate::p1::P1Form;
-use crate::placeholders::Params;
+use crate::plan::materialize::FlowItem;
+use crate::plan::placeholders::Params;
+use crate::report::result::Verdict;
 use crate::rules::{self, Side, Violation};
 use bytes::Bytes;
 
@@ -48,7 +48,7 @@ impl Judge {
         msg_type: u64,
         payload: &[u8],
     ) -> Result<(), Violation> {
-        if !crate::pb::is_p1(profile_id) {
+        if !crate::p1::pb::is_p1(profile_id) {
             return Ok(());
         }
         let bare = self
@@ -88,7 +88,7 @@ impl Judge {
 
 /// Whether `profile_id` is one the rules judge.
 pub fn judged(profile_id: u64) -> bool {
-    crate::pb::is_p1(profile_id)
+    crate::p1::pb::is_p1(profile_id)
 }
 
 /// `flow`: the endpoint sends exactly these messages next, each judged by its profile's
@@ -188,7 +188,7 @@ pub fn flow(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pb::types::rpc::{RpcReq, RpcResp, RpcStreamItem};
+    use crate::p1::pb::types::rpc::{RpcReq, RpcResp, RpcStreamItem};
     use prost::Message;
 
     fn frame(profile_id: u64, msg_type: u64, payload: Vec<u8>) -> Vec<u8> {

@@ -7,8 +7,8 @@
 //! Undeclared, either choice passes.
 
 use crate::frames::{e1, Envelope};
+use crate::p1::pb::types::relay::{RelayAck, RelayPublish};
 use crate::p1::P1Form;
-use crate::pb::types::relay::{RelayAck, RelayPublish};
 use std::collections::BTreeSet;
 
 const PROFILE: u64 = 19;

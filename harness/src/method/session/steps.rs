@@ -10,9 +10,9 @@ use super::conv::Conv;
 use super::judge::{self, Ctx};
 use super::ledger::{Fate, Late, Signal};
 use super::{Inputs, StepFailure};
-use crate::evaluate::describe_expected;
-use crate::materialize::{ConcreteStep, Expectation};
-use crate::model::Verdict;
+use crate::method::evaluate::describe_expected;
+use crate::plan::materialize::{ConcreteStep, Expectation};
+use crate::report::result::Verdict;
 use std::time::Duration;
 
 /// What one concrete step showed.

@@ -6,10 +6,10 @@
 use super::conv::{Clock, Conv};
 use super::{steps, Inputs, StepFailure};
 use crate::connect::wire::{Recv, Wire};
-use crate::expr::Params;
 use crate::frames::{e1, Envelope, ErrorCode, Extensions, FrameDecoder, Limits};
-use crate::materialize::{Action, ConcreteStep, Expectation};
-use crate::model::Verdict;
+use crate::plan::expr::Params;
+use crate::plan::materialize::{Action, ConcreteStep, Expectation};
+use crate::report::result::Verdict;
 use crate::sut::SessionSpec;
 use bytes::Bytes;
 use std::io;
@@ -260,8 +260,12 @@ fn conclude(run: steps::Run) -> Result<Summary, Box<StepFailure>> {
         return Err(f.clone());
     }
     Ok(Summary {
-        expected: crate::evaluate::fold_runs(run.records.iter().map(|r| r.expected.clone())),
-        observed: crate::evaluate::fold_runs(run.records.iter().map(|r| r.observed.clone())),
+        expected: crate::method::evaluate::fold_runs(
+            run.records.iter().map(|r| r.expected.clone()),
+        ),
+        observed: crate::method::evaluate::fold_runs(
+            run.records.iter().map(|r| r.observed.clone()),
+        ),
         code: run.records.iter().rev().find_map(|r| r.code.clone()),
     })
 }
@@ -698,7 +702,7 @@ fn error_json_checks_the_error_frame_of_the_reject() {
 
 /// An RPC request frame step (profile 12) for rpc_id `r`.
 fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
-    use crate::pb::types::rpc::RpcReq;
+    use crate::p1::pb::types::rpc::RpcReq;
     let payload = prost::Message::encode_to_vec(&RpcReq {
         rpc_id: Bytes::from_static(b"r"),
         method: "m".into(),
@@ -729,7 +733,7 @@ fn rpc_request(n: u64, expect: Vec<Expectation>) -> ConcreteStep {
 /// An RPC callee answering every request with stream items of these seq_nos, then a
 /// response, then `extra` items.
 fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
-    use crate::pb::types::rpc::{RpcResp, RpcStreamItem};
+    use crate::p1::pb::types::rpc::{RpcResp, RpcStreamItem};
     let raw = |msg_type: u64, id: &Bytes, m: Vec<u8>| {
         let env = Envelope {
             version: 1,
@@ -791,13 +795,13 @@ fn rpc_endpoint(seqs: &'static [u64], extra: &'static [u64]) -> Script {
 fn rpc_flow(items: u64) -> Expectation {
     let spec = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
     Expectation::Flow(vec![
-        crate::materialize::FlowItem {
+        crate::plan::materialize::FlowItem {
             spec: spec(serde_json::json!({"rpc.RpcStreamItem": {"rpc_id": "r"}})),
             profile_id: 12,
             msg_type: 4,
             count: items,
         },
-        crate::materialize::FlowItem {
+        crate::plan::materialize::FlowItem {
             spec: spec(serde_json::json!({"rpc.RpcResp": {"rpc_id": "r"}})),
             profile_id: 12,
             msg_type: 2,
@@ -1025,7 +1029,7 @@ fn denied_passes_every_way_a_stack_may_refuse() {
     );
     assert_eq!(f.verdict, Verdict::RejectCodeNotObservable, "{f:?}");
     // An A2A Result with ok=false before any Event.
-    let result = crate::pb::types::a2a::Result {
+    let result = crate::p1::pb::types::a2a::Result {
         task_id: Bytes::from_static(b"t"),
         ok: false,
         output: Bytes::new(),
@@ -1066,7 +1070,7 @@ fn denied_fails_a_request_that_was_carried_out() {
     );
     assert_eq!(f.verdict, Verdict::Fail);
     assert!(f.why.contains("carried out"), "{}", f.why);
-    let event = crate::pb::types::a2a::Event {
+    let event = crate::p1::pb::types::a2a::Event {
         task_id: Bytes::from_static(b"t"),
         message: "working".into(),
         event_payload: Bytes::from_static(b"10%"),
@@ -1101,7 +1105,7 @@ fn denied_with_another_code_fails_only_the_code_requirement() {
 /// is refused as a conflicting duplicate. Two wires sharing one store are a stack with one id
 /// space for every peer; a store each is one scoped per peer.
 fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
-    use crate::pb::types::a2a::{Event, Result as A2aResult, Task};
+    use crate::p1::pb::types::a2a::{Event, Result as A2aResult, Task};
     Box::new(move |e| {
         if e.profile_id != 2 || e.msg_type != 2 {
             return Vec::new();
@@ -1144,7 +1148,7 @@ fn a2a_agent(store: Arc<Mutex<Vec<(Bytes, Bytes)>>>) -> Script {
 }
 
 fn a2a_task(n: u64, input: &str, second: bool, expect: Expectation) -> ConcreteStep {
-    let task = crate::pb::types::a2a::Task {
+    let task = crate::p1::pb::types::a2a::Task {
         task_id: Bytes::from_static(b"shared-id"),
         kind: "events".into(),
         input: Bytes::copy_from_slice(input.as_bytes()),
@@ -1221,7 +1225,7 @@ fn task_ids_scoped_per_peer_pass_and_one_id_space_for_all_peers_fails() {
 }
 
 fn cred_err(code: &str) -> Recv {
-    let e = crate::pb::types::cred::CredErr {
+    let e = crate::p1::pb::types::cred::CredErr {
         code: code.into(),
         message: "refused".into(),
     };

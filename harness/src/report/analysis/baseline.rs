@@ -4,8 +4,8 @@
 //! declaration lets the run retry a vector whose result was unexpected (never one whose
 //! result was expected).
 
-use crate::model::{VectorResult, Verdict};
 use crate::report::model::fails_run;
+use crate::report::result::{VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -61,7 +61,7 @@ fn default_retries() -> u32 {
 pub const MAX_RETRIES: u32 = 10;
 
 /// A baseline file could not be used.
-pub type BaselineError = crate::diag::FileError;
+pub type BaselineError = crate::support::diag::FileError;
 
 /// How a result departs from the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -123,17 +123,20 @@ impl Baseline {
             Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Baseline::default())
             }
-            Err(e) => return Err(crate::diag::FileError::io(path)(e)),
+            Err(e) => return Err(crate::support::diag::FileError::io(path)(e)),
         };
         Ok(Baseline::parse(&text, path)?)
     }
 
     /// Parses baseline YAML; `path` names it in problems.
-    pub fn parse(text: &str, path: &std::path::Path) -> Result<Baseline, crate::diag::LoadError> {
+    pub fn parse(
+        text: &str,
+        path: &std::path::Path,
+    ) -> Result<Baseline, crate::support::diag::LoadError> {
         if text.trim().is_empty() {
             return Ok(Baseline::default());
         }
-        let mut sink = crate::diag::Sink::default();
+        let mut sink = crate::support::diag::Sink::default();
         if let Some(b) = sink.parse::<Baseline>(path, text) {
             for f in b.flaky.iter().filter(|f| f.retries > MAX_RETRIES) {
                 sink.at(
@@ -150,7 +153,7 @@ impl Baseline {
                 return Ok(b);
             }
         }
-        Err(crate::diag::LoadError {
+        Err(crate::support::diag::LoadError {
             what: "the baseline",
             problems: sink.problems,
         })

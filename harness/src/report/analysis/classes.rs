@@ -7,10 +7,10 @@
 //! `incomplete`, and an executed vector of its namespaces failing at MUST level makes it
 //! `fail`. Every vector that withholds the claim is named.
 
+use crate::catalog::class::Class;
 use crate::catalog::Catalog;
-use crate::class::Class;
-use crate::model::{NaCause, VectorResult, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{NaCause, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

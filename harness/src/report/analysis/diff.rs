@@ -3,8 +3,8 @@
 //! and did not before (a new failing vector included).
 
 use super::requirements::ReqVerdict;
-use crate::model::{VectorResult, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{VectorResult, Verdict};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -3,8 +3,8 @@
 
 use crate::catalog::requirements::Testable;
 use crate::catalog::Catalog;
-use crate::model::{StepResult, VectorResult, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{StepResult, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -90,7 +90,7 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
         }
     }
     let seen = &rep.incidental;
-    crate::trace::rows(cat)
+    crate::catalog::trace::rows(cat)
         .into_iter()
         .map(|row| {
             // A restatement is the same rule: the vectors of what it restates test it too.
@@ -225,7 +225,7 @@ pub fn incidental(all: &[VectorResult]) -> Vec<IncidentalSeen> {
 }
 
 fn judge(
-    row: &crate::trace::Row,
+    row: &crate::catalog::trace::Row,
     ran: &[(&VectorResult, Verdict)],
 ) -> (ReqVerdict, Option<String>) {
     if row.testable == Testable::Process {

@@ -1,8 +1,8 @@
 //! The console summary: one line per vector that did not pass (with its transcript for
 //! failures), then counts. Plain text so it reads the same in a terminal and a CI log.
 
-use crate::model::{Dir, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{Dir, Verdict};
 use std::fmt::Write;
 
 /// Renders the summary.

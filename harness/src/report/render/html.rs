@@ -6,10 +6,10 @@
 
 use super::summary::Summary;
 use super::{RUN_BEGIN, RUN_END};
-use crate::model::Verdict;
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::{ReqVerdict, RequirementVerdict};
 use crate::report::model::Report;
+use crate::report::result::Verdict;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -552,7 +552,7 @@ struct VectorData<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    transcript: &'a [crate::model::TranscriptEntry],
+    transcript: &'a [crate::report::result::TranscriptEntry],
 }
 
 fn data(s: &mut String, rep: &Report) {

@@ -3,8 +3,8 @@
 //! No times or timestamps: the file is deterministic; run-specific transcripts are only
 //! referred to.
 
-use crate::model::{VectorResult, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{VectorResult, Verdict};
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 use std::collections::BTreeMap;
 

@@ -4,10 +4,10 @@
 
 use super::summary::Summary;
 use super::{RUN_BEGIN, RUN_END};
-use crate::model::Verdict;
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::ReqVerdict;
 use crate::report::model::Report;
+use crate::report::result::Verdict;
 use std::fmt::Write;
 
 /// Transcript lines shown per failure (the last ones; the full transcript is in the JSON).

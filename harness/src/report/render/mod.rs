@@ -8,8 +8,8 @@ pub mod junit;
 pub mod markdown;
 pub mod summary;
 
-use crate::model::{Dir, TranscriptEntry, VectorResult, Verdict};
 use crate::report::model::Report;
+use crate::report::result::{Dir, TranscriptEntry, VectorResult, Verdict};
 
 /// Rendering or writing a report failed.
 #[derive(Debug, thiserror::Error)]

@@ -2,8 +2,8 @@
 //! no formatting beyond the one-line `expected`/`observed` strings the results carry.
 
 use crate::frames::ErrorCode;
-use crate::materialize::{Expectation, Fields};
-use crate::model::Verdict;
+use crate::plan::materialize::{Expectation, Fields};
+use crate::report::result::Verdict;
 use swp_testee_proto::{EnvelopeView, Event};
 
 /// The judgement of one step.

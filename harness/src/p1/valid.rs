@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn handshakes_decode_in_both_forms_at_every_size() {
-        use crate::pb::types::a2a::{payload::Body, Handshake, Payload};
+        use crate::p1::pb::types::a2a::{payload::Body, Handshake, Payload};
         use prost::Message;
         for form in [P1Form::Message, P1Form::Wrapper] {
             let min = payload(2, 1, form, 0, None).unwrap().len();

@@ -7,6 +7,9 @@
 //! messages; a `bytes` field takes `"hex:0a0b"` for octets or any other string for its
 //! UTF-8 octets.
 
+pub mod pb;
+pub mod valid;
+
 use bytes::Bytes;
 use prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage, Value,
@@ -70,7 +73,7 @@ impl P1Form {
         let (wrapper, field) = member_of(message)?;
         let mut w = DynamicMessage::new(wrapper);
         let inner = DynamicMessage::decode(
-            crate::pb::message(message).map_err(|e| spec_err(e.to_string()))?,
+            crate::p1::pb::message(message).map_err(|e| spec_err(e.to_string()))?,
             &bare[..],
         );
         // An inner message with appended unknown octets (forward-compatibility probes)
@@ -138,8 +141,8 @@ impl P1Form {
 /// The `Payload` wrapper of the profile whose messages live in the package of `message`,
 /// and the member that carries `message`.
 fn member_of(message: &str) -> Result<(MessageDescriptor, FieldDescriptor), P1Error> {
-    let desc = crate::pb::message(message).map_err(|e| spec_err(e.to_string()))?;
-    let wrapper = crate::pb::message(&format!("{}.Payload", desc.package_name()))
+    let desc = crate::p1::pb::message(message).map_err(|e| spec_err(e.to_string()))?;
+    let wrapper = crate::p1::pb::message(&format!("{}.Payload", desc.package_name()))
         .map_err(|_| spec_err(format!("{} has no Payload wrapper", desc.package_name())))?;
     let field = wrapper
         .fields()
@@ -160,7 +163,7 @@ fn member_of(message: &str) -> Result<(MessageDescriptor, FieldDescriptor), P1Er
 
 /// The `Payload` wrapper of a P1 profile.
 fn wrapper_of(profile_id: u64) -> Result<MessageDescriptor, P1Error> {
-    crate::pb::wrapper(profile_id)
+    crate::p1::pb::wrapper(profile_id)
         .ok_or_else(|| P1Error::Payload(format!("profile {profile_id} does not use P1")))
 }
 
@@ -204,10 +207,10 @@ pub fn bytes_value(s: &str) -> Result<Vec<u8>, P1Error> {
 fn integer(v: &Json) -> Option<i128> {
     match v {
         Json::String(s) => {
-            let probe: crate::expr::Params = crate::expr::param_names()
+            let probe: crate::plan::expr::Params = crate::plan::expr::param_names()
                 .map(|n| (n, 1u64 << 20))
                 .collect();
-            crate::expr::eval(s, &probe).ok().map(i128::from)
+            crate::plan::expr::eval(s, &probe).ok().map(i128::from)
         }
         _ => v
             .as_i64()
@@ -323,7 +326,7 @@ pub fn encode_in(spec: &P1Spec, form: P1Form) -> Result<Vec<u8>, P1Error> {
 /// Encodes a spec into the bare message's octets (deterministic: fields in number order).
 pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
     let (name, fields, extra) = parts(spec)?;
-    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::p1::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let mut out = prost::Message::encode_to_vec(&message(&desc, fields)?);
     if let Some(h) = extra {
         out.extend_from_slice(&hex(h)?);
@@ -334,7 +337,7 @@ pub fn encode(spec: &P1Spec) -> Result<Vec<u8>, P1Error> {
 /// Whether `payload` decodes as the spec's message and carries every listed field value.
 pub fn check(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
     let (name, fields, _) = parts(spec)?;
-    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::p1::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
         P1Error::Payload(format!(
             "the payload does not decode as {}: {e}",
@@ -400,7 +403,7 @@ pub fn check_canonical(spec: &P1Spec, payload: &[u8]) -> Result<(), P1Error> {
 
 /// As [`check_canonical`], for the message of that name (or alias).
 pub fn check_canonical_named(name: &str, payload: &[u8]) -> Result<(), P1Error> {
-    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
+    let desc = crate::p1::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
     let got = DynamicMessage::decode(desc.clone(), payload).map_err(|e| {
         P1Error::Payload(format!(
             "the payload does not decode as {}: {e}",
@@ -424,8 +427,8 @@ pub fn check_canonical_named(name: &str, payload: &[u8]) -> Result<(), P1Error> 
 /// message class a `flow` expectation waits for.
 pub fn class_of(spec: &P1Spec) -> Result<(u64, u64), P1Error> {
     let (name, _, _) = parts(spec)?;
-    let desc = crate::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
-    crate::pb::class_of(&desc).ok_or_else(|| {
+    let desc = crate::p1::pb::message(name).map_err(|e| spec_err(e.to_string()))?;
+    crate::p1::pb::class_of(&desc).ok_or_else(|| {
         spec_err(format!(
             "{} is not the payload of any msg_type",
             desc.full_name()

@@ -12,7 +12,7 @@ pub struct Selection {
     /// Namespaces; empty selects all.
     pub namespaces: Vec<String>,
     /// A class whose namespaces are selected.
-    pub class: Option<crate::class::Class>,
+    pub class: Option<crate::catalog::class::Class>,
     /// Requirement IDs or aliases; a vector is selected when it names one.
     pub requirements: Vec<String>,
 }

@@ -164,8 +164,8 @@ pub fn fill<'v>(v: &'v Vector, params: &Params) -> Result<Cow<'v, Vector>, FillE
     // field values when the vector is materialised (`materialize`), not by the manifest.
     used.retain(|n| {
         !RUNTIME.contains(&n.as_str())
-            && (!crate::expr::is_param(n)
-                || crate::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str())
+            && (!crate::plan::expr::is_param(n)
+                || crate::plan::expr::MANIFEST_PARAM_NAMES.contains(&n.as_str())
                 || FEATURE_PARAMS.contains(&n.as_str()))
     });
     if used.is_empty() {

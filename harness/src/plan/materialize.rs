@@ -4,8 +4,8 @@
 use crate::catalog::vector::{
     Data, Expect, ExtSpec, FieldsSpec, FrameSpec, Num, Part, RejectSpec, Send, Vector,
 };
-use crate::expr::{self, ExprError, Params};
 use crate::frames::{e1, uvarint, Envelope, ErrorCode, Extensions};
+use crate::plan::expr::{self, ExprError, Params};
 use bytes::{BufMut, Bytes};
 
 /// Largest octet string one vector may materialise; protects the harness from a vector
@@ -386,7 +386,7 @@ fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
             ));
         }
         env.payload = Bytes::from(
-            crate::valid::payload(env.profile_id, env.msg_type, form, ctx.ordinal, len)
+            crate::p1::valid::payload(env.profile_id, env.msg_type, form, ctx.ordinal, len)
                 .map_err(|e| MaterialiseError::NotApplicable(e.to_string()))?,
         );
     }
@@ -812,7 +812,7 @@ mod tests {
         let filled = run_params_in_p1(&spec, &p).unwrap();
         let octets = crate::p1::encode(&filled).unwrap();
         let d = prost_reflect::DynamicMessage::decode(
-            crate::pb::message("cred.CredDelegate").unwrap(),
+            crate::p1::pb::message("cred.CredDelegate").unwrap(),
             &octets[..],
         )
         .unwrap();

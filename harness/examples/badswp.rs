@@ -283,7 +283,7 @@ fn inbound(mode: &str, env: Envelope, s: &mut Shared) -> Option<Envelope> {
         }
         ("agdisc-not-modified-any", 10, 1) => match agdisc::AgdiscGet::decode(&env.payload[..]) {
             // Any validator is taken for the card's own, so the answer is always
-            // not-modified (the reference's etag, docs/profiles-c5-disc.md).
+            // not-modified (the reference's etag, docs/profiles.md).
             Ok(mut g) if !g.if_none_match.is_empty() => {
                 g.if_none_match = "\"d9b5a602b830d011\"".into();
                 Some(with_payload(&env, g.encode_to_vec()))

@@ -92,7 +92,7 @@ pub const FEATURE_PARAMS: &[&str] = &[
     // Content-addressed state ids are a SHOULD (swp-state §4): an id that does not fit a blob.
     "STATE_WRONG_ID",
     "CRED_REVOKE_REASON",
-    // SWP-AGDISC (docs/profiles-c5-disc.md): validators and explicit freshness are SHOULDs
+    // SWP-AGDISC (docs/profiles.md): validators and explicit freshness are SHOULDs
     // (§5), AGDISC_NOT_MODIFIED an optional class (§2), and an invalid stored card, a
     // refused peer or an internal failure a state a SUT may have no way to be put in.
     "AGDISC_ETAG",

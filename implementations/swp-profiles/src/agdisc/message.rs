@@ -1,5 +1,5 @@
 //! Decoding and encoding an SWP-AGDISC payload in either P1 form, and what each class must
-//! carry. Readings (docs/profiles-c5-disc.md, SI-P entries in docs/spec-issues-profiles.md):
+//! carry. Readings (docs/profiles.md, SI-P entries in docs/spec-issues-profiles.md):
 //! a GET names an agent; a card (`AGDISC_DOC`) names its agent (the stable identifier, §4),
 //! declares its schema revision (§4, §7) and has a non-empty card body, where its endpoint
 //! set and capabilities live (the annex keeps them opaque); a not-modified answer names the

@@ -1,6 +1,6 @@
 //! Decoding and encoding an SWP-CRED payload in either P1 form, and what each class must
 //! carry. The doc lists no required fields, so these are the project's readings
-//! (docs/profiles-c5-cred-policyhint.md): a credential is tagged by a non-empty `cred_type` and has
+//! (docs/profiles.md): a credential is tagged by a non-empty `cred_type` and has
 //! octets (§4); a delegation names its chain, has octets and includes an expiry (§4:
 //! "delegation entries MUST include bounded expiry", so 0, proto3's "absent", is refused);
 //! a revocation names its chain.

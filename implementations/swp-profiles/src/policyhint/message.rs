@@ -3,7 +3,7 @@
 //! that is exactly `MUST`, `SHOULD` or `MAY` (scope_ref optional); a violation names the key,
 //! the effective scope and a reason code; an acknowledgement has an id. proto3 cannot tell
 //! an absent string from an empty one, so "includes" reads as "not empty"
-//! (docs/profiles-c5-cred-policyhint.md, SI-P-POLICYHINT-1).
+//! (docs/profiles.md, SI-P-POLICYHINT-1).
 
 use super::{MSG_ERR, MSG_HINT_ACK, MSG_HINT_SET, MSG_VIOLATION};
 use crate::p1::pb::policyhint::{

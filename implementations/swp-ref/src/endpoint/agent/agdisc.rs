@@ -1,5 +1,5 @@
 //! The reference's SWP-AGDISC responder (profile 10): a fixed set of agents and what a GET
-//! for each gets, deterministic so vectors can state it (docs/profiles-c5-disc.md).
+//! for each gets, deterministic so vectors can state it (docs/profiles.md).
 //!
 //! - `swp.test.agent`: its card ([`CARD`], revision [`REVISION`]), with an etag derived
 //!   from the card ([`etag`]) and a max-age of [`MAX_AGE_MS`]. A GET whose `if_none_match`

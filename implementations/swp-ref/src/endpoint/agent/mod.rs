@@ -1,6 +1,6 @@
 //! The reference endpoint as the SWP-* test agent of classes C3 and C4: SWP-RPC (12),
 //! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5's
-//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles-c5-cred-policyhint.md), each with
+//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles.md), each with
 //! deterministic behaviour a vector can state exactly (the test-agent convention of
 //! docs/profiles.md): RPC methods, event streams, artifacts and states.
 //!

@@ -1,6 +1,6 @@
 //! The reference's SWP-TOOLDISC responder (profile 11): a fixed catalog of four tool
 //! descriptors ([`TOOLS`], sorted by tool_id then version), deterministic so vectors can
-//! state it (docs/profiles-c5-disc.md).
+//! state it (docs/profiles.md).
 //!
 //! - **List.** The filter is a substring of the tool_id (empty: all). A page holds
 //!   `page_size` tools (0: [`DEFAULT_PAGE`]; at most [`MAX_PAGE`]). `next_page_token` is an

@@ -11,6 +11,7 @@
 pub mod a2a;
 pub mod agdisc;
 pub mod artifact;
+pub mod bounded;
 pub mod channel;
 pub mod cred;
 pub mod events;

@@ -28,6 +28,7 @@
 //! refused as a quota, `ERR_RATE_LIMIT_EXCEEDED`).
 
 use super::message::AgdiscMessage;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use sha2::{Digest as _, Sha256};
 use std::collections::{HashMap, VecDeque};
@@ -223,15 +224,28 @@ impl Cache {
             }
         }
     }
+}
+
+impl WireError for CacheError {
+    fn code(&self) -> ErrorCode {
+        CacheError::code(self)
+    }
+}
+
+impl Profile for Cache {
+    profile_codec!(AgdiscMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = CacheError;
+
+    fn new(config: Config) -> Self {
+        Cache::new(config)
+    }
 
     /// Steps the cache with one message of `scope` at `now_ms`. A refused message changes
     /// nothing.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &AgdiscMessage,
-    ) -> Result<Seen, CacheError> {
+    fn step(&mut self, ctx: Ctx<'_>, m: &AgdiscMessage) -> Result<Seen, CacheError> {
+        let Ctx { now_ms, scope } = ctx;
         match m {
             AgdiscMessage::Get(g) => {
                 let cached = self.cached(now_ms, scope, &g.agent_id);

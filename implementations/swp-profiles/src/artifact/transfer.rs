@@ -20,6 +20,7 @@ use super::hash::{HashAlg, Hasher};
 use super::message::ArtifactMessage;
 use crate::p1::pb::artifact::{ArtAck, ArtChunk, ArtGet, ArtOffer};
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
@@ -324,17 +325,6 @@ impl Transfers {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(&mut self, scope: &str, m: &ArtifactMessage) -> Result<Seen, TransferError> {
-        match m {
-            ArtifactMessage::Offer(o) => self.offer(scope, o),
-            ArtifactMessage::Get(g) => self.get(scope, g),
-            ArtifactMessage::Chunk(c) => self.chunk(scope, c),
-            ArtifactMessage::Ack(a) => self.ack(scope, a),
-            ArtifactMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     /// The entry of an artifact, made room for if new.
     fn entry(&mut self, key: &Key) -> Result<&mut Artifact, TransferError> {
         if !self.artifacts.contains_key(key) {
@@ -606,5 +596,34 @@ impl Transfers {
     /// Whether none is tracked.
     pub fn is_empty(&self) -> bool {
         self.artifacts.is_empty()
+    }
+}
+
+impl WireError for TransferError {
+    fn code(&self) -> ErrorCode {
+        TransferError::code(self)
+    }
+}
+
+impl Profile for Transfers {
+    profile_codec!(ArtifactMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = TransferError;
+
+    fn new(config: Config) -> Self {
+        Transfers::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &ArtifactMessage) -> Result<Seen, TransferError> {
+        let scope = ctx.scope;
+        match m {
+            ArtifactMessage::Offer(o) => self.offer(scope, o),
+            ArtifactMessage::Get(g) => self.get(scope, g),
+            ArtifactMessage::Chunk(c) => self.chunk(scope, c),
+            ArtifactMessage::Ack(a) => self.ack(scope, a),
+            ArtifactMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -15,6 +15,7 @@ use super::message::EventsMessage;
 use super::SEVERITIES;
 use crate::p1::pb::events::EventRecord;
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet, VecDeque};
 use swp_core::ErrorCode;
@@ -172,29 +173,6 @@ impl Stream {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &EventsMessage,
-    ) -> Result<Seen, StreamError> {
-        match m {
-            EventsMessage::Publish(p) => match &p.event {
-                Some(r) => self.publish(now_ms, scope, r),
-                // decode() refuses this; a hand-built message without an event is empty.
-                None => Ok(Seen::Batch {
-                    fresh: 0,
-                    duplicates: 0,
-                }),
-            },
-            EventsMessage::Batch(b) => self.batch(now_ms, scope, &b.events),
-            EventsMessage::Subscribe(s) => self.subscribe(scope, &s.filter),
-            EventsMessage::Unsubscribe(u) => self.unsubscribe(scope, &u.subscription_id),
-            EventsMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     fn severity(&self, r: &EventRecord) -> Result<(), StreamError> {
         if self.config.severities.contains(&r.severity) {
             Ok(())
@@ -330,5 +308,41 @@ impl Stream {
     /// event_ids remembered.
     pub fn ids_len(&self) -> usize {
         self.ids.len()
+    }
+}
+
+impl WireError for StreamError {
+    fn code(&self) -> ErrorCode {
+        StreamError::code(self)
+    }
+}
+
+impl Profile for Stream {
+    profile_codec!(EventsMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = StreamError;
+
+    fn new(config: Config) -> Self {
+        Stream::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &EventsMessage) -> Result<Seen, StreamError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            EventsMessage::Publish(p) => match &p.event {
+                Some(r) => self.publish(now_ms, scope, r),
+                // decode() refuses this; a hand-built message without an event is empty.
+                None => Ok(Seen::Batch {
+                    fresh: 0,
+                    duplicates: 0,
+                }),
+            },
+            EventsMessage::Batch(b) => self.batch(now_ms, scope, &b.events),
+            EventsMessage::Subscribe(s) => self.subscribe(scope, &s.filter),
+            EventsMessage::Unsubscribe(u) => self.unsubscribe(scope, &u.subscription_id),
+            EventsMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

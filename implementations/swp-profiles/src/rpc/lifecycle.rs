@@ -13,6 +13,7 @@
 use super::message::RpcMessage;
 use crate::p1::pb::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
 use crate::payload::{hex, shown};
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
@@ -366,22 +367,6 @@ impl Lifecycle {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &RpcMessage,
-    ) -> Result<Seen, LifecycleError> {
-        match m {
-            RpcMessage::Req(r) => self.request(now_ms, scope, r),
-            RpcMessage::Resp(r) => self.response(scope, r),
-            RpcMessage::Err(e) => self.error(scope, e),
-            RpcMessage::StreamItem(s) => self.stream_item(scope, s),
-            RpcMessage::Cancel(c) => self.cancel(scope, c),
-        }
-    }
-
     fn gated(&self, scope: &str, method: &str) -> bool {
         self.config
             .gated
@@ -683,5 +668,34 @@ impl Lifecycle {
     /// Idempotency keys remembered.
     pub fn keys_len(&self) -> usize {
         self.keys.len()
+    }
+}
+
+impl WireError for LifecycleError {
+    fn code(&self) -> ErrorCode {
+        LifecycleError::code(self)
+    }
+}
+
+impl Profile for Lifecycle {
+    profile_codec!(RpcMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = LifecycleError;
+
+    fn new(config: Config) -> Self {
+        Lifecycle::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &RpcMessage) -> Result<Seen, LifecycleError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            RpcMessage::Req(r) => self.request(now_ms, scope, r),
+            RpcMessage::Resp(r) => self.response(scope, r),
+            RpcMessage::Err(e) => self.error(scope, e),
+            RpcMessage::StreamItem(s) => self.stream_item(scope, s),
+            RpcMessage::Cancel(c) => self.cancel(scope, c),
+        }
     }
 }

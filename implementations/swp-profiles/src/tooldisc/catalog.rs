@@ -22,6 +22,7 @@
 
 use super::message::TooldiscMessage;
 use crate::p1::pb::tooldisc::ToolDescriptor;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use swp_core::ErrorCode;
@@ -260,9 +261,27 @@ impl Catalog {
                 .insert((scope.to_owned(), key_of(d)), d.clone());
         }
     }
+}
+
+impl WireError for CatalogError {
+    fn code(&self) -> ErrorCode {
+        CatalogError::code(self)
+    }
+}
+
+impl Profile for Catalog {
+    profile_codec!(TooldiscMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = CatalogError;
+
+    fn new(config: Config) -> Self {
+        Catalog::new(config)
+    }
 
     /// Steps the judge with one message of `scope`.
-    pub fn step(&mut self, scope: &str, m: &TooldiscMessage) -> Result<Seen, CatalogError> {
+    fn step(&mut self, ctx: Ctx<'_>, m: &TooldiscMessage) -> Result<Seen, CatalogError> {
+        let scope = ctx.scope;
         match m {
             TooldiscMessage::ListReq(r) => {
                 self.wait(Pending::List(ListKey {

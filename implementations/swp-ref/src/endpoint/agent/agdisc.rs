@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use swp_profiles::agdisc::{self, codes, AgdiscMessage, Cache};
 use swp_profiles::p1::pb::agdisc::{AgdiscDoc, AgdiscErr, AgdiscNotModified};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// The agent whose card the reference serves.
 pub const AGENT_ID: &str = "swp.test.agent";
@@ -116,7 +117,7 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        if let Err(e) = self.cache.step(now_ms, scope, &m) {
+        if let Err(e) = self.cache.step(Ctx::new(now_ms, scope), &m) {
             return reject(e.code(), e);
         }
         let AgdiscMessage::Get(g) = &m else {
@@ -125,7 +126,7 @@ impl Agent {
         let answer = self.answer_for(&g.agent_id, &g.if_none_match);
         // Our answer passes our own judge: a validator that names one card, a not-modified
         // for the etag asked about.
-        if self.cache.step(now_ms, scope, &answer).is_err() {
+        if self.cache.step(Ctx::new(now_ms, scope), &answer).is_err() {
             return Action::Nothing;
         }
         Action::Send(vec![Out {

@@ -27,6 +27,7 @@ use bytes::Bytes;
 use swp_profiles::artifact::{self, source, ArtifactMessage, HashAlg, Seen, Transfers};
 use swp_profiles::p1::pb::artifact::{ArtAck, ArtErr, ArtGet};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// A 10-octet artifact: one chunk.
 pub const SMALL: &str = "swp.test.small";
@@ -102,11 +103,11 @@ impl Agent {
         };
         match &m {
             ArtifactMessage::Get(g) => self.serve(g, msg_id, scope),
-            ArtifactMessage::Ack(_) => match self.sending.step(scope, &m) {
+            ArtifactMessage::Ack(_) => match self.sending.step(Ctx::scoped(scope), &m) {
                 Err(e) => reject(e.code(), e),
                 Ok(_) => Action::Nothing,
             },
-            ArtifactMessage::Offer(o) => match self.receiving.step(scope, &m) {
+            ArtifactMessage::Offer(o) => match self.receiving.step(Ctx::scoped(scope), &m) {
                 Err(e) => reject(e.code(), e),
                 Ok(Seen::Offered) if o.total_size > MAX_UPLOAD_BYTES => self.error(
                     TOO_LARGE,
@@ -121,14 +122,14 @@ impl Agent {
                         artifact_id: o.artifact_id.clone(),
                         ..ArtGet::default()
                     });
-                    match self.receiving.step(scope, &get) {
+                    match self.receiving.step(Ctx::scoped(scope), &get) {
                         Ok(_) => Action::Send(vec![self.out(&get, None)]),
                         Err(e) => reject(e.code(), e),
                     }
                 }
                 Ok(_) => Action::Nothing,
             },
-            ArtifactMessage::Chunk(c) => match self.receiving.step(scope, &m) {
+            ArtifactMessage::Chunk(c) => match self.receiving.step(Ctx::scoped(scope), &m) {
                 Err(e) => reject(e.code(), e),
                 Ok(Seen::Complete { verified: true }) => {
                     let ack = ArtifactMessage::Ack(ArtAck {
@@ -172,15 +173,15 @@ impl Agent {
         let get = ArtifactMessage::Get(g.clone());
         let mut outs = Vec::with_capacity(chunks.len() + 1);
         // The whole exchange passes our own machine: the peer's GET, then what we send.
-        if let Err(e) = self.sending.step(scope, &get) {
+        if let Err(e) = self.sending.step(Ctx::scoped(scope), &get) {
             return self.error(e.reply_code(), e.to_string(), msg_id);
         }
-        if self.sending.step(scope, &offer).is_ok() {
+        if self.sending.step(Ctx::scoped(scope), &offer).is_ok() {
             outs.push(self.out(&offer, None));
         }
         for c in chunks {
             let m = ArtifactMessage::Chunk(c);
-            if self.sending.step(scope, &m).is_err() {
+            if self.sending.step(Ctx::scoped(scope), &m).is_err() {
                 break;
             }
             outs.push(self.out(&m, None));
@@ -229,7 +230,7 @@ mod tests {
         });
         judge
             .step(
-                "",
+                Ctx::scoped(""),
                 &ArtifactMessage::Get(ArtGet {
                     artifact_id: BLOB.into(),
                     ..ArtGet::default()
@@ -238,7 +239,7 @@ mod tests {
             .unwrap();
         let mut last = None;
         for x in &m {
-            last = Some(judge.step("", x).unwrap());
+            last = Some(judge.step(Ctx::scoped(""), x).unwrap());
         }
         assert_eq!(last, Some(Seen::Complete { verified: true }));
         // A token from chunk 2 resumes at chunk 3.

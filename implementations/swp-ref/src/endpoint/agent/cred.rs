@@ -18,6 +18,7 @@ use super::{reject, Action};
 use bytes::Bytes;
 use swp_profiles::cred::{self, Chains};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// The CRED state of one connection.
 #[derive(Debug)]
@@ -48,7 +49,7 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        match self.chains.step(now_ms, scope, &m) {
+        match self.chains.step(Ctx::new(now_ms, scope), &m) {
             Ok(_) => Action::Nothing,
             Err(e) => reject(e.code(), format!("{}: {e}", e.reply_code())),
         }

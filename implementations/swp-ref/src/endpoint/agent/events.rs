@@ -19,6 +19,7 @@ use bytes::Bytes;
 use swp_profiles::events::{self, codes, EventsMessage, Seen, Stream};
 use swp_profiles::p1::pb::events::{EventRecord, EvtBatch, EvtErr, EvtPublish};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// Filter: three events at once.
 pub const TICKS: &str = "swp.test.ticks";
@@ -98,7 +99,7 @@ impl Agent {
         let echoing = self.stream.is_subscribed(scope, ECHO);
         match &m {
             EventsMessage::Publish(_) | EventsMessage::Batch(_) => {
-                match self.stream.step(now_ms, scope, &m) {
+                match self.stream.step(Ctx::new(now_ms, scope), &m) {
                     Err(e) => reject(e.code(), e),
                     // Delivered back as it came, re-encoded: unknown fields do not travel,
                     // the known ones do unchanged (EVENTS-011, EVENTS-014).
@@ -139,7 +140,7 @@ impl Agent {
                     let r = self.tick(msg_id);
                     let m = EventsMessage::Publish(EvtPublish { event: Some(r) });
                     // Our own events pass our own stream first.
-                    if self.stream.step(now_ms, OWN, &m).is_ok() {
+                    if self.stream.step(Ctx::new(now_ms, OWN), &m).is_ok() {
                         outs.push(self.out(&m, None));
                     }
                 }
@@ -147,7 +148,7 @@ impl Agent {
             BATCH => {
                 let events = (0..COUNT).map(|_| self.tick(msg_id)).collect();
                 let m = EventsMessage::Batch(EvtBatch { events });
-                if self.stream.step(now_ms, OWN, &m).is_ok() {
+                if self.stream.step(Ctx::new(now_ms, OWN), &m).is_ok() {
                     outs.push(self.out(&m, None));
                 }
             }

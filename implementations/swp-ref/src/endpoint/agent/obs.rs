@@ -9,6 +9,7 @@ use bytes::Bytes;
 use swp_profiles::obs::{self, Contexts, ObsMessage, Seen};
 use swp_profiles::p1::pb::obs::ObsDoc;
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// The OBS state of one connection.
 #[derive(Debug)]
@@ -32,12 +33,12 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        match self.contexts.step(scope, &m) {
+        match self.contexts.step(Ctx::scoped(scope), &m) {
             Err(e) => reject(e.code(), e),
             Ok(Seen::Snapshot { current, .. }) => {
                 let doc = ObsMessage::Doc(current.map_or_else(ObsDoc::default, |c| c.to_doc()));
                 // Our answer passes our own judge: the context comes back unchanged.
-                if self.contexts.step(scope, &doc).is_err() {
+                if self.contexts.step(Ctx::scoped(scope), &doc).is_err() {
                     return Action::Nothing;
                 }
                 Action::Send(vec![Out {

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use swp_profiles::p1::pb::policyhint::{PolicyHintAck, PolicyViolation};
 use swp_profiles::p1::P1Form;
 use swp_profiles::policyhint::{self, codes, Mode, Policy, PolicyMessage, Seen};
+use swp_profiles::{Ctx, Profile};
 
 /// The value of `swp.test.region` the reference satisfies.
 pub const SATISFIED_REGION: &str = "eu";
@@ -62,7 +63,7 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        let (effective, unknown) = match self.policy.step(&m) {
+        let (effective, unknown) = match self.policy.step(Ctx::default(), &m) {
             Err(e) => return reject(e.code(), format!("{}: {e}", e.reply_code())),
             Ok(Seen::HintSet { effective, unknown }) => (effective, unknown),
             Ok(_) => return Action::Nothing,

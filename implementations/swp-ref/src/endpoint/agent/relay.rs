@@ -25,6 +25,7 @@ use swp_core::ErrorCode;
 use swp_profiles::p1::pb::relay::{RelayNack, RelayPublish};
 use swp_profiles::p1::P1Form;
 use swp_profiles::relay::{self, codes, Deliveries, RelayMessage, Seen};
+use swp_profiles::{Ctx, Profile};
 
 /// The topic whose consumer is the publishing connection.
 pub const LOOP_TOPIC: &str = "swp.test.loop";
@@ -69,7 +70,7 @@ impl Agent {
 
     /// Our own message: it passes our machine first, then goes out under a fresh msg_id.
     fn own(&mut self, now_ms: u64, m: &RelayMessage, outs: &mut Vec<Out>) {
-        if self.deliveries.step(now_ms, OWN, m).is_ok() {
+        if self.deliveries.step(Ctx::new(now_ms, OWN), m).is_ok() {
             outs.push(Out {
                 profile_id: relay::PROFILE_ID,
                 msg_type: m.msg_type(),
@@ -114,7 +115,7 @@ impl Agent {
                 );
             }
         }
-        let seen = match self.deliveries.step(now_ms, scope, &m) {
+        let seen = match self.deliveries.step(Ctx::new(now_ms, scope), &m) {
             Ok(s) => s,
             Err(e) => return reject(e.code(), e),
         };

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use swp_profiles::p1::pb::rpc::{RpcErr, RpcResp, RpcStreamItem};
 use swp_profiles::p1::P1Form;
 use swp_profiles::rpc::{self, codes, Lifecycle, Outcome, RpcMessage, Seen};
+use swp_profiles::{Ctx, Profile};
 
 /// Method: the result is the params.
 pub const ECHO: &str = "swp.test.echo";
@@ -151,7 +152,7 @@ impl Agent {
                 ),
             );
         }
-        let seen = match self.lifecycle.step(now_ms, scope, &m) {
+        let seen = match self.lifecycle.step(Ctx::new(now_ms, scope), &m) {
             Ok(s) => s,
             Err(e) => return reject(e.code(), e),
         };
@@ -295,7 +296,7 @@ impl Agent {
         outs: &mut Vec<Out>,
     ) -> Vec<Bytes> {
         // Our own messages are stepped at no particular time: only requests use the clock.
-        match self.lifecycle.step(0, scope, &m) {
+        match self.lifecycle.step(Ctx::scoped(scope), &m) {
             Ok(seen) => {
                 outs.push(Out {
                     profile_id: rpc::PROFILE_ID,

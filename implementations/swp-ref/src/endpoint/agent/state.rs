@@ -14,6 +14,7 @@ use bytes::Bytes;
 use swp_profiles::p1::pb::state::{StateErr, StatePut};
 use swp_profiles::p1::P1Form;
 use swp_profiles::state::{self, IdScheme, Seen, StateMessage, Store, StoreError};
+use swp_profiles::{Ctx, Profile};
 
 /// The blob of the state the reference holds from the start.
 pub const ROOT_BLOB: &[u8] = b"swp-test root";
@@ -72,7 +73,7 @@ impl Agent {
                 Some(entry) => Ok(Seen::Found(entry.clone())),
                 None => Err(StoreError::NotFound(hex(&g.state_id))),
             },
-            _ => self.store.step(&m),
+            _ => self.store.step(Ctx::default(), &m),
         };
         match seen {
             Ok(Seen::Found(entry)) => self.answer(&entry.to_message(), msg_id),

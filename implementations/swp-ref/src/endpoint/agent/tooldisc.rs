@@ -23,6 +23,7 @@ use swp_profiles::p1::pb::tooldisc::{
 };
 use swp_profiles::p1::P1Form;
 use swp_profiles::tooldisc::{self, codes, Catalog, TooldiscMessage};
+use swp_profiles::{Ctx, Profile};
 
 /// The catalog: (tool_id, name, version, schema_ref, descriptor_payload).
 pub const TOOLS: [(&str, &str, &str, &str, &str); 4] = [
@@ -169,7 +170,7 @@ impl Agent {
             Ok(m) => m,
             Err(e) => return reject(e.code(), e),
         };
-        if let Err(e) = self.judge.step(scope, &m) {
+        if let Err(e) = self.judge.step(Ctx::scoped(scope), &m) {
             return reject(e.code(), e);
         }
         let answer = match &m {
@@ -178,7 +179,7 @@ impl Agent {
             _ => return Action::Nothing,
         };
         // Our answer passes our own judge: pages within size, stable, gets as asked.
-        if self.judge.step(scope, &answer).is_err() {
+        if self.judge.step(Ctx::scoped(scope), &answer).is_err() {
             return Action::Nothing;
         }
         Action::Send(vec![Out {

@@ -14,7 +14,7 @@
 //! published event with a missing field, an unknown severity or a reused event_id is
 //! rejected (`ERR_INVALID_PROFILE_PAYLOAD`).
 
-use super::{reject, Action, Out};
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::events::{self, codes, EventsMessage, Seen, Stream};
 use swp_profiles::p1::pb::events::{EventRecord, EvtBatch, EvtErr, EvtPublish};
@@ -51,12 +51,7 @@ impl Agent {
     }
 
     fn out(&self, m: &EventsMessage, reply_to: Option<&Bytes>) -> Out {
-        Out {
-            profile_id: events::PROFILE_ID,
-            msg_type: m.msg_type(),
-            payload: events::encode(self.form, m),
-            reply_to: reply_to.cloned(),
-        }
+        Out::of::<Stream>(self.form, m, reply_to.cloned())
     }
 
     fn error(&self, code: &str, message: String, reply_to: &Bytes) -> Action {
@@ -80,54 +75,6 @@ impl Agent {
             task_id: Bytes::new(),
             rpc_id: Bytes::new(),
             body: Bytes::from(k.to_string()),
-        }
-    }
-
-    /// One envelope from the peer.
-    pub fn handle(
-        &mut self,
-        msg_type: u64,
-        msg_id: &Bytes,
-        payload: &[u8],
-        scope: &str,
-        now_ms: u64,
-    ) -> Action {
-        let m = match events::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        let echoing = self.stream.is_subscribed(scope, ECHO);
-        match &m {
-            EventsMessage::Publish(_) | EventsMessage::Batch(_) => {
-                match self.stream.step(Ctx::new(now_ms, scope), &m) {
-                    Err(e) => reject(e.code(), e),
-                    // Delivered back as it came, re-encoded: unknown fields do not travel,
-                    // the known ones do unchanged (EVENTS-011, EVENTS-014).
-                    Ok(_) if echoing => Action::Send(vec![self.out(&m, None)]),
-                    Ok(_) => Action::Nothing,
-                }
-            }
-            EventsMessage::Subscribe(s) => {
-                if ![TICKS, BATCH, ECHO].contains(&s.filter.as_str()) {
-                    return self.error(
-                        codes::UNKNOWN_FILTER,
-                        format!("no stream named {:?}", s.filter),
-                        msg_id,
-                    );
-                }
-                match self.stream.subscribe(scope, &s.filter) {
-                    Err(e) => self.error(e.reply_code(), e.to_string(), msg_id),
-                    Ok(Seen::Subscribed) => self.produce(&s.filter, msg_id, now_ms),
-                    Ok(_) => Action::Nothing,
-                }
-            }
-            EventsMessage::Unsubscribe(u) => {
-                match self.stream.unsubscribe(scope, &u.subscription_id) {
-                    Err(e) => self.error(e.reply_code(), e.to_string(), msg_id),
-                    Ok(_) => Action::Nothing,
-                }
-            }
-            EventsMessage::Err(_) => Action::Nothing,
         }
     }
 
@@ -155,6 +102,60 @@ impl Agent {
             _ => {}
         }
         Action::from_outs(outs)
+    }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Stream;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: EventsMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let Incoming {
+            msg_id,
+            scope,
+            now_ms,
+        } = at;
+        let echoing = self.stream.is_subscribed(scope, ECHO);
+        Ok(match &m {
+            EventsMessage::Publish(_) | EventsMessage::Batch(_) => {
+                step::<Self>(&mut self.stream, at.ctx(), &m)?;
+                if echoing {
+                    // Delivered back as it came, re-encoded: unknown fields do not travel,
+                    // the known ones do unchanged (EVENTS-011, EVENTS-014).
+                    Action::Send(vec![self.out(&m, None)])
+                } else {
+                    Action::Nothing
+                }
+            }
+            EventsMessage::Subscribe(s) => {
+                if ![TICKS, BATCH, ECHO].contains(&s.filter.as_str()) {
+                    return Ok(self.error(
+                        codes::UNKNOWN_FILTER,
+                        format!("no stream named {:?}", s.filter),
+                        msg_id,
+                    ));
+                }
+                match self.stream.subscribe(scope, &s.filter) {
+                    Err(e) => self.error(e.reply_code(), e.to_string(), msg_id),
+                    Ok(Seen::Subscribed) => self.produce(&s.filter, msg_id, now_ms),
+                    Ok(_) => Action::Nothing,
+                }
+            }
+            EventsMessage::Unsubscribe(u) => {
+                match self.stream.unsubscribe(scope, &u.subscription_id) {
+                    Err(e) => self.error(e.reply_code(), e.to_string(), msg_id),
+                    Ok(_) => Action::Nothing,
+                }
+            }
+            EventsMessage::Err(_) => Action::Nothing,
+        })
     }
 }
 

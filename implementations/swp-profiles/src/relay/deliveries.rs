@@ -213,7 +213,10 @@ pub struct Deliveries {
     by_id: HashMap<Bytes, Vec<Entry>>,
     count: usize,
     /// Admissions, oldest first: (delivery_id, scope, first_ms); records of entries since
-    /// replaced or forgotten are skipped and dropped lazily.
+    /// replaced or forgotten are skipped and dropped lazily. Not a
+    /// [`crate::bounded::Bounded`]: a delivery is found by its id whatever its scope, it
+    /// leaves by settlement or its dedupe window rather than by age alone, and a record is
+    /// told stale by its admission time.
     order: VecDeque<(Bytes, String, u64)>,
 }
 

@@ -21,10 +21,10 @@
 //! tools remembered per walk (past it, repeats are no longer seen).
 
 use super::message::TooldiscMessage;
+use crate::bounded::Bounded;
 use crate::p1::pb::tooldisc::ToolDescriptor;
 use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::Hash;
 use swp_core::ErrorCode;
 
 /// Caps.
@@ -145,45 +145,6 @@ impl Pending {
         match self {
             Pending::List(k) => &k.scope,
             Pending::Get { scope, .. } => scope,
-        }
-    }
-}
-
-/// A bounded map that forgets its oldest entry when full.
-#[derive(Debug, Clone)]
-struct Bounded<K, V> {
-    map: HashMap<K, V>,
-    order: VecDeque<K>,
-    cap: usize,
-}
-
-impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
-    fn new(cap: usize) -> Self {
-        Bounded {
-            map: HashMap::new(),
-            order: VecDeque::new(),
-            cap: cap.max(1),
-        }
-    }
-
-    fn get(&self, k: &K) -> Option<&V> {
-        self.map.get(k)
-    }
-
-    /// Takes an entry out. Its place in the eviction order stays until its turn comes, so a
-    /// key taken and inserted again may be forgotten early: the cap still holds.
-    fn take(&mut self, k: &K) -> Option<V> {
-        self.map.remove(k)
-    }
-
-    fn insert(&mut self, k: K, v: V) {
-        if self.map.insert(k.clone(), v).is_none() {
-            self.order.push_back(k);
-            while self.order.len() > self.cap {
-                if let Some(old) = self.order.pop_front() {
-                    self.map.remove(&old);
-                }
-            }
         }
     }
 }

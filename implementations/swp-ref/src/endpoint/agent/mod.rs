@@ -1,8 +1,10 @@
 //! The reference endpoint as the SWP-* test agent of classes C3 and C4: SWP-RPC (12),
-//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5's
-//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles-c5-cred-policyhint.md), each with
-//! deterministic behaviour a vector can state exactly (the test-agent convention of
-//! docs/profiles.md): RPC methods, event streams, artifacts and states.
+//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5:
+//! SWP-AGDISC (10), SWP-TOOLDISC (11) (docs/profiles-c5-disc.md), SWP-CRED (15),
+//! SWP-POLICYHINT (16) (docs/profiles-c5-cred-policyhint.md) and SWP-RELAY (19)
+//! (docs/profiles-c5-relay.md), each with deterministic behaviour a vector can state
+//! exactly (the test-agent convention of docs/profiles.md): RPC methods, event streams,
+//! artifacts and states.
 //!
 //! Every profile keeps its `swp_profiles` machine for the channel and feeds it what the
 //! peer sends *and* what the agent sends, as the A2A agent does: a peer's breach is

@@ -108,7 +108,7 @@ pub(crate) fn need(
 }
 
 /// What a profile tells [`decode_form`] about itself.
-pub(crate) struct Profile<M, W> {
+pub(crate) struct Codec<M, W> {
     /// Its name, for messages.
     pub name: &'static str,
     /// Its assigned msg_types, for messages.
@@ -130,7 +130,7 @@ pub(crate) struct Profile<M, W> {
 /// exactly the member the msg_type names (prost applies protobuf's oneof rule: the last
 /// member on the wire wins).
 pub(crate) fn decode_form<M, W: Message + Default>(
-    p: &Profile<M, W>,
+    p: &Codec<M, W>,
     form: P1Form,
     msg_type: u64,
     payload: &[u8],

@@ -8,9 +8,9 @@
 //! terminal Result is as closed as one after a received Result. `scope` is the peer
 //! identity under S1 (task_id uniqueness per tenant, §9) or empty.
 
+use crate::bounded::Bounded;
 use crate::p1::pb::a2a::{Event, Result as A2aResult, Task};
 use bytes::Bytes;
-use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
 
 /// Default bound on lifecycles remembered per channel.
@@ -82,9 +82,8 @@ type Key = (String, Bytes);
 /// The lifecycles of one channel.
 #[derive(Debug, Clone)]
 pub struct Lifecycle {
-    tasks: HashMap<Key, Entry>,
-    /// Keys in opening order, for evicting the oldest closed lifecycle when full.
-    order: VecDeque<Key>,
+    /// Lifecycles in opening order, for evicting the oldest closed one when full.
+    tasks: Bounded<Key, Entry>,
     max: usize,
 }
 
@@ -98,8 +97,7 @@ impl Lifecycle {
     /// A machine remembering at most `max` lifecycles.
     pub fn new(max: usize) -> Self {
         Lifecycle {
-            tasks: HashMap::new(),
-            order: VecDeque::new(),
+            tasks: Bounded::new(max),
             max: max.max(1),
         }
     }
@@ -120,23 +118,17 @@ impl Lifecycle {
         }
         if self.tasks.len() >= self.max {
             // Forget the oldest closed lifecycle; open ones are never forgotten.
-            let pos = self
-                .order
-                .iter()
-                .position(|k| self.tasks.get(k).is_some_and(|e| e.result.is_some()))
+            self.tasks
+                .evict_oldest_where(|e| e.result.is_some())
                 .ok_or(LifecycleError::Full(self.max))?;
-            if let Some(k) = self.order.remove(pos) {
-                self.tasks.remove(&k);
-            }
         }
         self.tasks.insert(
-            key.clone(),
+            key,
             Entry {
                 task: t.clone(),
                 result: None,
             },
         );
-        self.order.push_back(key);
         Ok(Seen::Opened)
     }
 

@@ -28,9 +28,11 @@
 //! refused as a quota, `ERR_RATE_LIMIT_EXCEEDED`).
 
 use super::message::AgdiscMessage;
+use crate::bounded::Bounded;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use sha2::{Digest as _, Sha256};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use swp_core::ErrorCode;
 
 /// Caps.
@@ -172,27 +174,22 @@ fn representation(revision: &str, body: &[u8]) -> [u8; 32] {
 #[derive(Debug, Clone)]
 pub struct Cache {
     config: Config,
-    cards: HashMap<(String, String), Card>,
-    /// Keys of `cards` in the order they were first seen.
-    order: VecDeque<(String, String)>,
+    /// The cards held, the first seen forgotten first when `max_cards` are held.
+    cards: Bounded<(String, String), Card>,
     pending: VecDeque<Pending>,
     /// Every validator seen, with the representation it named: a replaced copy's etag
-    /// still names its card.
-    validators: HashMap<Validator, [u8; 32]>,
-    /// Keys of `validators` in the order they were first seen.
-    validator_order: VecDeque<Validator>,
+    /// still names its card. Bounded like the cards.
+    validators: Bounded<Validator, [u8; 32]>,
 }
 
 impl Cache {
     /// An empty cache.
     pub fn new(config: Config) -> Self {
         Cache {
-            config,
-            cards: HashMap::new(),
-            order: VecDeque::new(),
+            cards: Bounded::new(config.max_cards),
             pending: VecDeque::new(),
-            validators: HashMap::new(),
-            validator_order: VecDeque::new(),
+            validators: Bounded::new(config.max_cards),
+            config,
         }
     }
 
@@ -212,26 +209,28 @@ impl Cache {
             .position(|p| p.scope == scope && agent_id.is_none_or(|a| p.agent_id == a))?;
         self.pending.remove(i)
     }
+}
 
-    fn make_room(&mut self) {
-        while self.cards.len() >= self.config.max_cards.max(1) {
-            match self.order.pop_front() {
-                Some(k) => {
-                    self.cards.remove(&k);
-                }
-                None => break,
-            }
-        }
+impl WireError for CacheError {
+    fn code(&self) -> ErrorCode {
+        CacheError::code(self)
+    }
+}
+
+impl Profile for Cache {
+    profile_codec!(AgdiscMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = CacheError;
+
+    fn new(config: Config) -> Self {
+        Cache::new(config)
     }
 
     /// Steps the cache with one message of `scope` at `now_ms`. A refused message changes
     /// nothing.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &AgdiscMessage,
-    ) -> Result<Seen, CacheError> {
+    fn step(&mut self, ctx: Ctx<'_>, m: &AgdiscMessage) -> Result<Seen, CacheError> {
+        let Ctx { now_ms, scope } = ctx;
         match m {
             AgdiscMessage::Get(g) => {
                 let cached = self.cached(now_ms, scope, &g.agent_id);
@@ -268,24 +267,12 @@ impl Cache {
                     });
                 }
                 let replaced = held.is_some_and(|c| c.etag != d.etag);
-                let was_held = held.is_some();
                 let solicited = self.take_pending(scope, Some(&d.agent_id)).is_some();
-                if !was_held {
-                    self.make_room();
-                    self.order.push_back(key.clone());
-                }
                 if !d.etag.is_empty() && !self.validators.contains_key(&validator) {
-                    while self.validators.len() >= self.config.max_cards.max(1) {
-                        match self.validator_order.pop_front() {
-                            Some(v) => {
-                                self.validators.remove(&v);
-                            }
-                            None => break,
-                        }
-                    }
-                    self.validator_order.push_back(validator.clone());
                     self.validators.insert(validator, named);
                 }
+                // A new card takes the place of the oldest when full; a renewed one keeps
+                // its place.
                 self.cards.insert(
                     key,
                     Card {

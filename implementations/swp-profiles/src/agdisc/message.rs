@@ -10,7 +10,7 @@ use super::{MSG_DOC, MSG_ERR, MSG_GET, MSG_NOT_MODIFIED};
 use crate::p1::pb::agdisc::{
     payload::Body, AgdiscDoc, AgdiscErr, AgdiscGet, AgdiscNotModified, Payload,
 };
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CARD: &str = "swp-agdisc §4";
@@ -59,7 +59,7 @@ fn unwrap(w: Payload) -> Option<AgdiscMessage> {
     })
 }
 
-const PROFILE: Profile<AgdiscMessage, Payload> = Profile {
+const CODEC: Codec<AgdiscMessage, Payload> = Codec {
     name: "SWP-AGDISC",
     known: "1 AGDISC_GET, 2 AGDISC_DOC, 3 AGDISC_NOT_MODIFIED, 4 AGDISC_ERR",
     max_msg_type: MSG_ERR,
@@ -103,7 +103,7 @@ pub fn check(m: &AgdiscMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-AGDISC payload of `form` (AGDISC-001, AGDISC-010).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<AgdiscMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

@@ -8,7 +8,7 @@
 use super::hash::HashAlg;
 use super::{MSG_ACK, MSG_CHUNK, MSG_ERR, MSG_GET, MSG_OFFER};
 use crate::p1::pb::artifact::{payload::Body, ArtAck, ArtChunk, ArtErr, ArtGet, ArtOffer, Payload};
-use crate::payload::{decode_form, need, parse, shown, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, shown, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-artifact §4";
@@ -61,7 +61,7 @@ fn unwrap(w: Payload) -> Option<ArtifactMessage> {
     })
 }
 
-const PROFILE: Profile<ArtifactMessage, Payload> = Profile {
+const CODEC: Codec<ArtifactMessage, Payload> = Codec {
     name: "SWP-ARTIFACT",
     known: "1 ART_OFFER, 2 ART_GET, 3 ART_CHUNK, 4 ART_ACK, 5 ART_ERR",
     max_msg_type: MSG_ERR,
@@ -146,7 +146,7 @@ pub fn decode(
     msg_type: u64,
     payload: &[u8],
 ) -> Result<ArtifactMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

@@ -18,10 +18,11 @@
 use super::chunking::{chunk_at, parse_resume_token, resolve_range, RangeError, ResumePoint};
 use super::hash::{HashAlg, Hasher};
 use super::message::ArtifactMessage;
+use crate::bounded::Bounded;
 use crate::p1::pb::artifact::{ArtAck, ArtChunk, ArtGet, ArtOffer};
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
-use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
 
 /// Default bound on artifacts tracked per channel.
@@ -267,10 +268,11 @@ type Key = (String, String);
 #[derive(Debug, Clone)]
 pub struct Transfers {
     config: Config,
-    artifacts: HashMap<Key, Artifact>,
-    order: VecDeque<Key>,
-    tokens: HashMap<(Key, String), ResumePoint>,
-    token_order: VecDeque<(Key, String)>,
+    /// Artifacts in the order first seen; only one with no transfer in progress is
+    /// forgotten to make room.
+    artifacts: Bounded<Key, Artifact>,
+    /// Resume tokens issued, the oldest forgotten first.
+    tokens: Bounded<(Key, String), ResumePoint>,
 }
 
 impl Default for Transfers {
@@ -311,11 +313,9 @@ impl Transfers {
         config.max_tokens = config.max_tokens.max(1);
         config.chunk_size = config.chunk_size.map(|c| c.max(1));
         Transfers {
+            artifacts: Bounded::new(config.max_artifacts),
+            tokens: Bounded::new(config.max_tokens),
             config,
-            artifacts: HashMap::new(),
-            order: VecDeque::new(),
-            tokens: HashMap::new(),
-            token_order: VecDeque::new(),
         }
     }
 
@@ -324,38 +324,22 @@ impl Transfers {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(&mut self, scope: &str, m: &ArtifactMessage) -> Result<Seen, TransferError> {
-        match m {
-            ArtifactMessage::Offer(o) => self.offer(scope, o),
-            ArtifactMessage::Get(g) => self.get(scope, g),
-            ArtifactMessage::Chunk(c) => self.chunk(scope, c),
-            ArtifactMessage::Ack(a) => self.ack(scope, a),
-            ArtifactMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     /// The entry of an artifact, made room for if new.
     fn entry(&mut self, key: &Key) -> Result<&mut Artifact, TransferError> {
+        let max = self.config.max_artifacts;
         if !self.artifacts.contains_key(key) {
-            if self.artifacts.len() >= self.config.max_artifacts {
+            if self.artifacts.len() >= max {
                 // Forget the oldest artifact with no transfer in progress.
-                let pos = self
-                    .order
-                    .iter()
-                    .position(|k| {
-                        self.artifacts.get(k).is_none_or(|a| {
-                            a.transfer.as_ref().is_none_or(|t| t.phase == Phase::Done)
-                        })
+                self.artifacts
+                    .evict_oldest_where(|a| {
+                        a.transfer.as_ref().is_none_or(|t| t.phase == Phase::Done)
                     })
-                    .ok_or(TransferError::Full(self.config.max_artifacts))?;
-                if let Some(k) = self.order.remove(pos) {
-                    self.artifacts.remove(&k);
-                }
+                    .ok_or(TransferError::Full(max))?;
             }
-            self.order.push_back(key.clone());
+            self.artifacts.insert(key.clone(), Artifact::default());
         }
-        Ok(self.artifacts.entry(key.clone()).or_default())
+        // Held: if it was not, it was just inserted below the capacity.
+        self.artifacts.get_mut(key).ok_or(TransferError::Full(max))
     }
 
     /// An `ART_OFFER`.
@@ -442,13 +426,8 @@ impl Transfers {
             Some(_) => return Err(TransferError::TokenReused(shown(token))),
             None => {}
         }
-        if self.tokens.len() >= self.config.max_tokens {
-            if let Some(old) = self.token_order.pop_front() {
-                self.tokens.remove(&old);
-            }
-        }
-        self.tokens.insert(tk.clone(), p);
-        self.token_order.push_back(tk);
+        // Past `max_tokens`, the oldest token is forgotten.
+        self.tokens.insert(tk, p);
         Ok(())
     }
 
@@ -606,5 +585,34 @@ impl Transfers {
     /// Whether none is tracked.
     pub fn is_empty(&self) -> bool {
         self.artifacts.is_empty()
+    }
+}
+
+impl WireError for TransferError {
+    fn code(&self) -> ErrorCode {
+        TransferError::code(self)
+    }
+}
+
+impl Profile for Transfers {
+    profile_codec!(ArtifactMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = TransferError;
+
+    fn new(config: Config) -> Self {
+        Transfers::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &ArtifactMessage) -> Result<Seen, TransferError> {
+        let scope = ctx.scope;
+        match m {
+            ArtifactMessage::Offer(o) => self.offer(scope, o),
+            ArtifactMessage::Get(g) => self.get(scope, g),
+            ArtifactMessage::Chunk(c) => self.chunk(scope, c),
+            ArtifactMessage::Ack(a) => self.ack(scope, a),
+            ArtifactMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -20,6 +20,7 @@ use super::message::CredMessage;
 use super::{codes, SUBJECT_TYPE};
 use crate::p1::pb::cred::{CredDelegate, CredPresent};
 use crate::payload::{hex, shown};
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use std::collections::HashMap;
 use swp_core::ErrorCode;
@@ -259,21 +260,6 @@ impl Chains {
             .map(|c| c.entries.len())
     }
 
-    /// Steps the machine with a decoded message from the peer `scope` (its S1 identity,
-    /// or empty) at the receiver's clock `now_ms`. Checks run in this order, so a message
-    /// breaking several rules always gets the same verdict: for a PRESENT, type, then
-    /// credential, then binding, then replay or revocation of its chain; for a DELEGATE,
-    /// unknown chain, revoked, the entry's expiry passed, the chain's expiry passed, the
-    /// entry's expiry beyond the bound, then length.
-    pub fn step(&mut self, now_ms: u64, scope: &str, m: &CredMessage) -> Result<Seen, CredError> {
-        match m {
-            CredMessage::Present(p) => self.present(now_ms, scope, p),
-            CredMessage::Delegate(d) => self.delegate(now_ms, scope, d),
-            CredMessage::Revoke(r) => self.revoke(scope, &r.chain_id),
-            CredMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     fn present(&mut self, now_ms: u64, scope: &str, p: &CredPresent) -> Result<Seen, CredError> {
         if !self.config.types.is_empty() && !self.config.types.contains(&p.cred_type) {
             return Err(CredError::UnsupportedType(shown(&p.cred_type)));
@@ -383,6 +369,39 @@ impl Chains {
     }
 }
 
+impl WireError for CredError {
+    fn code(&self) -> ErrorCode {
+        CredError::code(self)
+    }
+}
+
+impl Profile for Chains {
+    profile_codec!(CredMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = CredError;
+
+    fn new(config: Config) -> Self {
+        Chains::new(config)
+    }
+
+    /// Steps the machine with a decoded message from the peer `scope` (its S1 identity,
+    /// or empty) at the receiver's clock `now_ms`. Checks run in this order, so a message
+    /// breaking several rules always gets the same verdict: for a PRESENT, type, then
+    /// credential, then binding, then replay or revocation of its chain; for a DELEGATE,
+    /// unknown chain, revoked, the entry's expiry passed, the chain's expiry passed, the
+    /// entry's expiry beyond the bound, then length.
+    fn step(&mut self, ctx: Ctx<'_>, m: &CredMessage) -> Result<Seen, CredError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            CredMessage::Present(p) => self.present(now_ms, scope, p),
+            CredMessage::Delegate(d) => self.delegate(now_ms, scope, d),
+            CredMessage::Revoke(r) => self.revoke(scope, &r.chain_id),
+            CredMessage::Err(_) => Ok(Seen::Error),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,17 +440,22 @@ mod tests {
     fn binding_type_and_credential() {
         let mut c = Chains::default();
         assert_eq!(
-            c.step(0, ME, &present(SUBJECT_TYPE, &me(), "")),
+            c.step(Ctx::new(0, ME), &present(SUBJECT_TYPE, &me(), "")),
             Ok(Seen::Presented)
         );
-        let e = c.step(0, ME, &present("x509", &me(), "")).unwrap_err();
+        let e = c
+            .step(Ctx::new(0, ME), &present("x509", &me(), ""))
+            .unwrap_err();
         assert_eq!(e.reply_code(), codes::UNSUPPORTED_TYPE);
         let e = c
-            .step(0, ME, &present(SUBJECT_TYPE, "nope", ""))
+            .step(Ctx::new(0, ME), &present(SUBJECT_TYPE, "nope", ""))
             .unwrap_err();
         assert_eq!(e.reply_code(), codes::INVALID_CREDENTIAL);
         let e = c
-            .step(0, ME, &present(SUBJECT_TYPE, "sub=spiffe://other", "c"))
+            .step(
+                Ctx::new(0, ME),
+                &present(SUBJECT_TYPE, "sub=spiffe://other", "c"),
+            )
             .unwrap_err();
         assert_eq!(e.reply_code(), codes::WRONG_BINDING);
         assert_eq!(e.code(), ErrorCode::SecurityPolicy);
@@ -439,13 +463,16 @@ mod tests {
         assert_eq!(c.length(ME, b"c"), None);
         // No identity surfaced: nothing to bind to.
         assert_eq!(
-            c.step(0, "", &present(SUBJECT_TYPE, "sub=spiffe://other", "")),
+            c.step(
+                Ctx::new(0, ""),
+                &present(SUBJECT_TYPE, "sub=spiffe://other", "")
+            ),
             Ok(Seen::Presented)
         );
         // Opaque: every type, any octets.
         let mut o = Chains::new(Config::opaque());
         assert_eq!(
-            o.step(0, ME, &present("x509", "zz", "")),
+            o.step(Ctx::new(0, ME), &present("x509", "zz", "")),
             Ok(Seen::Presented)
         );
     }
@@ -454,46 +481,54 @@ mod tests {
     fn chain_length_expiry_and_replay() {
         let mut c = Chains::default();
         assert_eq!(
-            c.step(0, ME, &present(SUBJECT_TYPE, &me(), "c")),
+            c.step(Ctx::new(0, ME), &present(SUBJECT_TYPE, &me(), "c")),
             Ok(Seen::Opened)
         );
         let e = c
-            .step(1, ME, &present(SUBJECT_TYPE, &me(), "c"))
+            .step(Ctx::new(1, ME), &present(SUBJECT_TYPE, &me(), "c"))
             .unwrap_err();
         assert_eq!(e.reply_code(), codes::REPLAY);
         for n in 1..=DEFAULT_MAX_CHAIN_LEN {
             assert_eq!(
-                c.step(10, ME, &delegate("c", 10_000)),
+                c.step(Ctx::new(10, ME), &delegate("c", 10_000)),
                 Ok(Seen::Delegated { length: n })
             );
         }
-        let e = c.step(10, ME, &delegate("c", 10_000)).unwrap_err();
+        let e = c
+            .step(Ctx::new(10, ME), &delegate("c", 10_000))
+            .unwrap_err();
         assert_eq!(e.reply_code(), codes::CHAIN_TOO_LONG);
         // Expiry on the receiver's clock, deterministic at the boundary.
         let mut c = Chains::default();
-        c.step(0, ME, &present(SUBJECT_TYPE, &me(), "c")).unwrap();
+        c.step(Ctx::new(0, ME), &present(SUBJECT_TYPE, &me(), "c"))
+            .unwrap();
         assert_eq!(
-            c.step(5, ME, &delegate("c", 5)).unwrap_err().reply_code(),
+            c.step(Ctx::new(5, ME), &delegate("c", 5))
+                .unwrap_err()
+                .reply_code(),
             codes::EXPIRED
         );
         assert_eq!(
-            c.step(5, ME, &delegate("c", 6)),
+            c.step(Ctx::new(5, ME), &delegate("c", 6)),
             Ok(Seen::Delegated { length: 1 })
         );
         // The chain expired with its first entry.
         assert_eq!(
-            c.step(6, ME, &delegate("c", 100)).unwrap_err().reply_code(),
+            c.step(Ctx::new(6, ME), &delegate("c", 100))
+                .unwrap_err()
+                .reply_code(),
             codes::EXPIRED
         );
         // Bounded expiry.
         let mut c = Chains::default();
-        c.step(0, ME, &present(SUBJECT_TYPE, &me(), "c")).unwrap();
+        c.step(Ctx::new(0, ME), &present(SUBJECT_TYPE, &me(), "c"))
+            .unwrap();
         let e = c
-            .step(0, ME, &delegate("c", DEFAULT_MAX_TTL_MS + 1))
+            .step(Ctx::new(0, ME), &delegate("c", DEFAULT_MAX_TTL_MS + 1))
             .unwrap_err();
         assert_eq!(e.reply_code(), codes::EXPIRY_UNBOUNDED);
         assert_eq!(
-            c.step(0, ME, &delegate("c", DEFAULT_MAX_TTL_MS)),
+            c.step(Ctx::new(0, ME), &delegate("c", DEFAULT_MAX_TTL_MS)),
             Ok(Seen::Delegated { length: 1 })
         );
     }
@@ -501,23 +536,28 @@ mod tests {
     #[test]
     fn chains_belong_to_their_identity_and_revocation() {
         let mut c = Chains::new(Config::opaque());
-        c.step(0, "a", &present("t", "x", "c")).unwrap();
-        let e = c.step(0, "b", &delegate("c", 100)).unwrap_err();
+        c.step(Ctx::new(0, "a"), &present("t", "x", "c")).unwrap();
+        let e = c.step(Ctx::new(0, "b"), &delegate("c", 100)).unwrap_err();
         assert_eq!(e.reply_code(), codes::UNKNOWN_CHAIN);
         assert_eq!(
-            c.step(0, "b", &revoke("c")).unwrap_err().reply_code(),
+            c.step(Ctx::new(0, "b"), &revoke("c"))
+                .unwrap_err()
+                .reply_code(),
             codes::UNKNOWN_CHAIN
         );
-        assert_eq!(c.step(0, "a", &revoke("c")), Ok(Seen::Revoked));
-        assert_eq!(c.step(0, "a", &revoke("c")), Ok(Seen::AlreadyRevoked));
+        assert_eq!(c.step(Ctx::new(0, "a"), &revoke("c")), Ok(Seen::Revoked));
         assert_eq!(
-            c.step(0, "a", &delegate("c", 100))
+            c.step(Ctx::new(0, "a"), &revoke("c")),
+            Ok(Seen::AlreadyRevoked)
+        );
+        assert_eq!(
+            c.step(Ctx::new(0, "a"), &delegate("c", 100))
                 .unwrap_err()
                 .reply_code(),
             codes::REVOKED
         );
         assert_eq!(
-            c.step(0, "a", &present("t", "x", "c"))
+            c.step(Ctx::new(0, "a"), &present("t", "x", "c"))
                 .unwrap_err()
                 .reply_code(),
             codes::REVOKED
@@ -527,7 +567,7 @@ mod tests {
             ..Config::opaque()
         });
         assert_eq!(
-            n.step(0, "a", &revoke("c")),
+            n.step(Ctx::new(0, "a"), &revoke("c")),
             Err(CredError::RevokeUnsupported)
         );
     }
@@ -538,16 +578,19 @@ mod tests {
             max_chains: 2,
             ..Config::opaque()
         });
-        c.step(0, "a", &present("t", "x", "1")).unwrap();
-        c.step(0, "a", &delegate("1", 10)).unwrap();
-        c.step(0, "a", &present("t", "x", "2")).unwrap();
+        c.step(Ctx::new(0, "a"), &present("t", "x", "1")).unwrap();
+        c.step(Ctx::new(0, "a"), &delegate("1", 10)).unwrap();
+        c.step(Ctx::new(0, "a"), &present("t", "x", "2")).unwrap();
         // Chain 1 is live at 5: full.
         assert_eq!(
-            c.step(5, "a", &present("t", "x", "3")),
+            c.step(Ctx::new(5, "a"), &present("t", "x", "3")),
             Err(CredError::Full(2))
         );
         // At 10 it has expired and is forgotten.
-        assert_eq!(c.step(10, "a", &present("t", "x", "3")), Ok(Seen::Opened));
+        assert_eq!(
+            c.step(Ctx::new(10, "a"), &present("t", "x", "3")),
+            Ok(Seen::Opened)
+        );
         assert_eq!(c.length("a", b"1"), None);
     }
 }

@@ -7,7 +7,7 @@
 
 use super::{MSG_DELEGATE, MSG_ERR, MSG_PRESENT, MSG_REVOKE};
 use crate::p1::pb::cred::{payload::Body, CredDelegate, CredErr, CredPresent, CredRevoke, Payload};
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-cred §4";
@@ -55,7 +55,7 @@ fn unwrap(w: Payload) -> Option<CredMessage> {
     })
 }
 
-const PROFILE: Profile<CredMessage, Payload> = Profile {
+const CODEC: Codec<CredMessage, Payload> = Codec {
     name: "SWP-CRED",
     known: "1 CRED_PRESENT, 2 CRED_DELEGATE, 3 CRED_REVOKE, 4 CRED_ERR",
     max_msg_type: MSG_ERR,
@@ -99,7 +99,7 @@ pub fn check(m: &CredMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-CRED payload of `form` (unassigned msg_types refused, §3).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<CredMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

@@ -9,7 +9,7 @@ use super::{MSG_BATCH, MSG_ERR, MSG_PUBLISH, MSG_SUBSCRIBE, MSG_UNSUBSCRIBE};
 use crate::p1::pb::events::{
     payload::Body, EventRecord, EvtBatch, EvtErr, EvtPublish, EvtSubscribe, EvtUnsubscribe, Payload,
 };
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-events §4";
@@ -62,7 +62,7 @@ fn unwrap(w: Payload) -> Option<EventsMessage> {
     })
 }
 
-const PROFILE: Profile<EventsMessage, Payload> = Profile {
+const CODEC: Codec<EventsMessage, Payload> = Codec {
     name: "SWP-EVENTS",
     known: "1 EVT_PUBLISH, 2 EVT_SUBSCRIBE, 3 EVT_UNSUBSCRIBE, 4 EVT_BATCH, 5 EVT_ERR",
     max_msg_type: MSG_ERR,
@@ -110,7 +110,7 @@ pub fn check(m: &EventsMessage) -> Result<(), PayloadError> {
 /// Decodes and checks one SWP-EVENTS payload of `form` (EVENTS-001, EVENTS-016,
 /// EVENTS-019).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<EventsMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

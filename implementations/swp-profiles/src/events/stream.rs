@@ -13,10 +13,12 @@
 
 use super::message::EventsMessage;
 use super::SEVERITIES;
+use crate::bounded::Bounded;
 use crate::p1::pb::events::EventRecord;
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use sha2::{Digest, Sha256};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use swp_core::ErrorCode;
 
 /// Default bound on event_ids remembered per channel.
@@ -142,9 +144,8 @@ fn digest(r: &EventRecord) -> [u8; 32] {
 #[derive(Debug, Clone)]
 pub struct Stream {
     config: Config,
-    /// (producer scope, event_id) → (digest, when first seen).
-    ids: HashMap<IdKey, ([u8; 32], u64)>,
-    order: VecDeque<IdKey>,
+    /// (producer scope, event_id) → (digest, when first seen), oldest first.
+    ids: Bounded<IdKey, ([u8; 32], u64)>,
     subscriptions: HashSet<(String, String)>,
 }
 
@@ -160,39 +161,15 @@ impl Stream {
         config.max_ids = config.max_ids.max(1);
         config.max_subscriptions = config.max_subscriptions.max(1);
         Stream {
-            config,
-            ids: HashMap::new(),
-            order: VecDeque::new(),
+            ids: Bounded::new(config.max_ids),
             subscriptions: HashSet::new(),
+            config,
         }
     }
 
     /// The parameters.
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// Steps the machine with any decoded message.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &EventsMessage,
-    ) -> Result<Seen, StreamError> {
-        match m {
-            EventsMessage::Publish(p) => match &p.event {
-                Some(r) => self.publish(now_ms, scope, r),
-                // decode() refuses this; a hand-built message without an event is empty.
-                None => Ok(Seen::Batch {
-                    fresh: 0,
-                    duplicates: 0,
-                }),
-            },
-            EventsMessage::Batch(b) => self.batch(now_ms, scope, &b.events),
-            EventsMessage::Subscribe(s) => self.subscribe(scope, &s.filter),
-            EventsMessage::Unsubscribe(u) => self.unsubscribe(scope, &u.subscription_id),
-            EventsMessage::Err(_) => Ok(Seen::Error),
-        }
     }
 
     fn severity(&self, r: &EventRecord) -> Result<(), StreamError> {
@@ -222,24 +199,16 @@ impl Stream {
     }
 
     fn remember(&mut self, now_ms: u64, key: IdKey, d: [u8; 32]) {
-        // Forget ids past retention, then the oldest if still full.
-        while let Some(front) = self.order.front() {
-            let stale = self
-                .ids
-                .get(front)
-                .is_none_or(|(_, at)| now_ms.saturating_sub(*at) >= self.config.id_retention_ms);
+        // Forget ids past retention from the oldest on, and the oldest while still full.
+        while let Some((_, (_, at))) = self.ids.oldest() {
+            let stale = now_ms.saturating_sub(*at) >= self.config.id_retention_ms;
             if !stale && self.ids.len() < self.config.max_ids {
                 break;
             }
-            if let Some(k) = self.order.pop_front() {
-                self.ids.remove(&k);
-            }
+            self.ids.pop_oldest();
         }
-        if self.ids.insert(key.clone(), (d, now_ms)).is_some() {
-            // A re-used id past its retention: keep one entry in the order queue.
-            self.order.retain(|k| k != &key);
-        }
-        self.order.push_back(key);
+        // A re-used id past its retention counts from now: it becomes the newest.
+        self.ids.insert_newest(key, (d, now_ms));
     }
 
     /// One published event from producer `scope`.
@@ -330,5 +299,41 @@ impl Stream {
     /// event_ids remembered.
     pub fn ids_len(&self) -> usize {
         self.ids.len()
+    }
+}
+
+impl WireError for StreamError {
+    fn code(&self) -> ErrorCode {
+        StreamError::code(self)
+    }
+}
+
+impl Profile for Stream {
+    profile_codec!(EventsMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = StreamError;
+
+    fn new(config: Config) -> Self {
+        Stream::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &EventsMessage) -> Result<Seen, StreamError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            EventsMessage::Publish(p) => match &p.event {
+                Some(r) => self.publish(now_ms, scope, r),
+                // decode() refuses this; a hand-built message without an event is empty.
+                None => Ok(Seen::Batch {
+                    fresh: 0,
+                    duplicates: 0,
+                }),
+            },
+            EventsMessage::Batch(b) => self.batch(now_ms, scope, &b.events),
+            EventsMessage::Subscribe(s) => self.subscribe(scope, &s.filter),
+            EventsMessage::Unsubscribe(u) => self.unsubscribe(scope, &u.subscription_id),
+            EventsMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::message::ObsMessage;
 use super::trace::tracestate_entries;
 use crate::p1::pb::obs::{ObsDoc, ObsSet};
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
@@ -281,16 +282,6 @@ impl Contexts {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(&mut self, scope: &str, m: &ObsMessage) -> Result<Seen, ContextError> {
-        match m {
-            ObsMessage::Set(s) => self.set(scope, TraceContext::of_set(s)),
-            ObsMessage::Get(g) => self.get(scope, g.include_current),
-            ObsMessage::Doc(d) => self.doc(scope, &TraceContext::of_doc(d)),
-            ObsMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     fn scope_mut(&mut self, scope: &str) -> Result<&mut ScopeState, ContextError> {
         if !self.scopes.contains_key(scope) {
             if self.scopes.len() >= self.config.max_scopes {
@@ -362,5 +353,33 @@ impl Contexts {
         }
         let solicited = s.pending.pop_front().is_some();
         Ok(Seen::Doc { solicited })
+    }
+}
+
+impl WireError for ContextError {
+    fn code(&self) -> ErrorCode {
+        ContextError::code(self)
+    }
+}
+
+impl Profile for Contexts {
+    profile_codec!(ObsMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = ContextError;
+
+    fn new(config: Config) -> Self {
+        Contexts::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &ObsMessage) -> Result<Seen, ContextError> {
+        let scope = ctx.scope;
+        match m {
+            ObsMessage::Set(s) => self.set(scope, TraceContext::of_set(s)),
+            ObsMessage::Get(g) => self.get(scope, g.include_current),
+            ObsMessage::Doc(d) => self.doc(scope, &TraceContext::of_doc(d)),
+            ObsMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -6,7 +6,7 @@
 use super::trace::parse_traceparent;
 use super::{MSG_DOC, MSG_ERR, MSG_GET, MSG_SET};
 use crate::p1::pb::obs::{payload::Body, ObsDoc, ObsErr, ObsGet, ObsSet, Payload};
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-obs §4";
@@ -54,7 +54,7 @@ fn unwrap(w: Payload) -> Option<ObsMessage> {
     })
 }
 
-const PROFILE: Profile<ObsMessage, Payload> = Profile {
+const CODEC: Codec<ObsMessage, Payload> = Codec {
     name: "SWP-OBS",
     known: "1 OBS_SET, 2 OBS_GET, 3 OBS_DOC, 4 OBS_ERR",
     max_msg_type: MSG_ERR,
@@ -98,7 +98,7 @@ pub fn check(m: &ObsMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-OBS payload of `form` (OBS-001, OBS-002, OBS-006, OBS-008).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<ObsMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

@@ -9,7 +9,7 @@ use super::{MSG_ERR, MSG_HINT_ACK, MSG_HINT_SET, MSG_VIOLATION};
 use crate::p1::pb::policyhint::{
     payload::Body, Payload, PolicyErr, PolicyHintAck, PolicyHintSet, PolicyViolation,
 };
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CONSTRAINT: &str = "swp-policyhint §4";
@@ -82,7 +82,7 @@ fn unwrap(w: Payload) -> Option<PolicyMessage> {
     })
 }
 
-const PROFILE: Profile<PolicyMessage, Payload> = Profile {
+const CODEC: Codec<PolicyMessage, Payload> = Codec {
     name: "SWP-POLICYHINT",
     known: "1 POLICY_HINT_SET, 2 POLICY_HINT_ACK, 3 POLICY_VIOLATION, 4 POLICY_ERR",
     max_msg_type: MSG_ERR,
@@ -138,7 +138,7 @@ pub fn check(m: &PolicyMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-POLICYHINT payload of `form` (unassigned msg_types refused).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<PolicyMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

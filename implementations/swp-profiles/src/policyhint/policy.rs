@@ -17,6 +17,7 @@
 use super::message::{Mode, PolicyMessage};
 use crate::p1::pb::policyhint::{Constraint, PolicyHintSet};
 use crate::payload::shown;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use std::collections::HashMap;
 use swp_core::ErrorCode;
 
@@ -190,16 +191,6 @@ impl Policy {
         self.table.get(&(scope.to_owned(), key.to_owned()))
     }
 
-    /// Steps the table with a decoded message.
-    pub fn step(&mut self, m: &PolicyMessage) -> Result<Seen, PolicyError> {
-        match m {
-            PolicyMessage::HintSet(s) => self.set(s),
-            PolicyMessage::HintAck(_) => Ok(Seen::Ack),
-            PolicyMessage::Violation(_) => Ok(Seen::Violation),
-            PolicyMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     fn entry(&self, c: &Constraint) -> Effective {
         Effective {
             key: c.key.clone(),
@@ -253,6 +244,33 @@ impl Policy {
     }
 }
 
+impl WireError for PolicyError {
+    fn code(&self) -> ErrorCode {
+        PolicyError::code(self)
+    }
+}
+
+impl Profile for Policy {
+    profile_codec!(PolicyMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = PolicyError;
+
+    fn new(config: Config) -> Self {
+        Policy::new(config)
+    }
+
+    /// Steps the table with a decoded message.
+    fn step(&mut self, _ctx: Ctx<'_>, m: &PolicyMessage) -> Result<Seen, PolicyError> {
+        match m {
+            PolicyMessage::HintSet(s) => self.set(s),
+            PolicyMessage::HintAck(_) => Ok(Seen::Ack),
+            PolicyMessage::Violation(_) => Ok(Seen::Violation),
+            PolicyMessage::Err(_) => Ok(Seen::Error),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,11 +303,14 @@ mod tests {
         let k = REFERENCE_KEY;
         let mut p = Policy::default();
         let s = p
-            .step(&set(vec![
-                c(k, "mars", "MUST", ""),
-                c(k, "eu", "MUST", ""),
-                c(k, "us", "MAY", "t"),
-            ]))
+            .step(
+                Ctx::default(),
+                &set(vec![
+                    c(k, "mars", "MUST", ""),
+                    c(k, "eu", "MUST", ""),
+                    c(k, "us", "MAY", "t"),
+                ]),
+            )
             .unwrap();
         assert_eq!(
             values(s),
@@ -305,14 +326,18 @@ mod tests {
             ..Config::default()
         });
         let s = f
-            .step(&set(vec![c(k, "mars", "MUST", ""), c(k, "eu", "MUST", "")]))
+            .step(
+                Ctx::default(),
+                &set(vec![c(k, "mars", "MUST", ""), c(k, "eu", "MUST", "")]),
+            )
             .unwrap();
         assert_eq!(
             values(s),
             vec![(k.into(), "mars".into(), DEFAULT_SCOPE.into())]
         );
         // A later set replaces.
-        f.step(&set(vec![c(k, "eu", "SHOULD", "")])).unwrap();
+        f.step(Ctx::default(), &set(vec![c(k, "eu", "SHOULD", "")]))
+            .unwrap();
         assert_eq!(f.effective("", k).unwrap().mode, Mode::Should);
     }
 
@@ -321,7 +346,7 @@ mod tests {
         let k = REFERENCE_KEY;
         let s = vec![c("x.unknown", "1", "MUST", ""), c(k, "eu", "MUST", "")];
         let mut p = Policy::default();
-        match p.step(&set(s.clone())).unwrap() {
+        match p.step(Ctx::default(), &set(s.clone())).unwrap() {
             Seen::HintSet { effective, unknown } => {
                 assert_eq!(effective.len(), 1);
                 assert_eq!(unknown[0].key, "x.unknown");
@@ -332,13 +357,13 @@ mod tests {
             unknown_keys: UnknownKeys::Reject,
             ..Config::default()
         });
-        let e = r.step(&set(s)).unwrap_err();
+        let e = r.step(Ctx::default(), &set(s)).unwrap_err();
         assert_eq!(e.code(), ErrorCode::SecurityPolicy);
         // Refused: nothing applied.
         assert_eq!(r.effective("", k), None);
         let mut l = Policy::new(Config::lenient());
         assert!(matches!(
-            l.step(&set(vec![c("x.unknown", "1", "MAY", "")])).unwrap(),
+            l.step(Ctx::default(), &set(vec![c("x.unknown", "1", "MAY", "")])).unwrap(),
             Seen::HintSet { ref unknown, .. } if unknown.is_empty()
         ));
     }
@@ -349,10 +374,12 @@ mod tests {
             max_constraints: 1,
             ..Config::lenient()
         });
-        p.step(&set(vec![c("a", "1", "MUST", "")])).unwrap();
-        p.step(&set(vec![c("a", "2", "MUST", "")])).unwrap();
+        p.step(Ctx::default(), &set(vec![c("a", "1", "MUST", "")]))
+            .unwrap();
+        p.step(Ctx::default(), &set(vec![c("a", "2", "MUST", "")]))
+            .unwrap();
         assert_eq!(
-            p.step(&set(vec![c("b", "1", "MUST", "")])),
+            p.step(Ctx::default(), &set(vec![c("b", "1", "MUST", "")])),
             Err(PolicyError::Full(1))
         );
     }

@@ -16,6 +16,7 @@
 
 use super::message::RelayMessage;
 use crate::payload::{hex, shown};
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
@@ -212,7 +213,10 @@ pub struct Deliveries {
     by_id: HashMap<Bytes, Vec<Entry>>,
     count: usize,
     /// Admissions, oldest first: (delivery_id, scope, first_ms); records of entries since
-    /// replaced or forgotten are skipped and dropped lazily.
+    /// replaced or forgotten are skipped and dropped lazily. Not a
+    /// [`crate::bounded::Bounded`]: a delivery is found by its id whatever its scope, it
+    /// leaves by settlement or its dedupe window rather than by age alone, and a record is
+    /// told stale by its admission time.
     order: VecDeque<(Bytes, String, u64)>,
 }
 
@@ -289,70 +293,6 @@ impl Deliveries {
             .get_mut(id)?
             .iter_mut()
             .find(|e| e.scope != scope)
-    }
-
-    /// Steps the channel with one message from `scope` at `now_ms`.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &RelayMessage,
-    ) -> Result<Seen, DeliveryError> {
-        match m {
-            RelayMessage::Publish(p) => self.publish(now_ms, scope, &p.delivery_id),
-            RelayMessage::Ack(a) => {
-                let id = hex(&a.delivery_id);
-                let e = self
-                    .other(scope, &a.delivery_id)
-                    .ok_or_else(|| DeliveryError::UnknownDelivery(id.clone()))?;
-                if e.state == State::Dead {
-                    return Err(DeliveryError::Settled {
-                        id,
-                        what: "an ACK",
-                        was: e.state.name(),
-                    });
-                }
-                e.state = State::Acked;
-                Ok(Seen::Acked)
-            }
-            RelayMessage::Nack(n) => {
-                let id = hex(&n.delivery_id);
-                if !n.retryable {
-                    if n.reason_code.is_empty() {
-                        return Err(DeliveryError::MissingReason(id));
-                    }
-                    let set = &self.config.reasons;
-                    if !set.is_empty() && !set.contains(&n.reason_code) {
-                        return Err(DeliveryError::UnknownReason {
-                            id,
-                            reason: shown(&n.reason_code),
-                            allowed: set.join(" "),
-                        });
-                    }
-                }
-                let e = self
-                    .other(scope, &n.delivery_id)
-                    .ok_or_else(|| DeliveryError::UnknownDelivery(id.clone()))?;
-                if e.state == State::Acked {
-                    return Err(DeliveryError::Settled {
-                        id,
-                        what: "a NACK",
-                        was: e.state.name(),
-                    });
-                }
-                if n.retryable {
-                    e.nacked = true;
-                    Ok(Seen::Nacked)
-                } else {
-                    e.state = State::Dead;
-                    Ok(Seen::DeadLettered {
-                        reason: n.reason_code.clone(),
-                    })
-                }
-            }
-            RelayMessage::Status(_) => Ok(Seen::Status),
-            RelayMessage::Err(_) => Ok(Seen::Error),
-        }
     }
 
     fn publish(&mut self, now_ms: u64, scope: &str, did: &Bytes) -> Result<Seen, DeliveryError> {
@@ -432,5 +372,82 @@ impl Deliveries {
             });
         }
         Ok(Seen::Published)
+    }
+}
+
+impl WireError for DeliveryError {
+    fn code(&self) -> ErrorCode {
+        DeliveryError::code(self)
+    }
+}
+
+impl Profile for Deliveries {
+    profile_codec!(RelayMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = DeliveryError;
+
+    fn new(config: Config) -> Self {
+        Deliveries::new(config)
+    }
+
+    /// Steps the channel with one message from `scope` at `now_ms`.
+    fn step(&mut self, ctx: Ctx<'_>, m: &RelayMessage) -> Result<Seen, DeliveryError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            RelayMessage::Publish(p) => self.publish(now_ms, scope, &p.delivery_id),
+            RelayMessage::Ack(a) => {
+                let id = hex(&a.delivery_id);
+                let e = self
+                    .other(scope, &a.delivery_id)
+                    .ok_or_else(|| DeliveryError::UnknownDelivery(id.clone()))?;
+                if e.state == State::Dead {
+                    return Err(DeliveryError::Settled {
+                        id,
+                        what: "an ACK",
+                        was: e.state.name(),
+                    });
+                }
+                e.state = State::Acked;
+                Ok(Seen::Acked)
+            }
+            RelayMessage::Nack(n) => {
+                let id = hex(&n.delivery_id);
+                if !n.retryable {
+                    if n.reason_code.is_empty() {
+                        return Err(DeliveryError::MissingReason(id));
+                    }
+                    let set = &self.config.reasons;
+                    if !set.is_empty() && !set.contains(&n.reason_code) {
+                        return Err(DeliveryError::UnknownReason {
+                            id,
+                            reason: shown(&n.reason_code),
+                            allowed: set.join(" "),
+                        });
+                    }
+                }
+                let e = self
+                    .other(scope, &n.delivery_id)
+                    .ok_or_else(|| DeliveryError::UnknownDelivery(id.clone()))?;
+                if e.state == State::Acked {
+                    return Err(DeliveryError::Settled {
+                        id,
+                        what: "a NACK",
+                        was: e.state.name(),
+                    });
+                }
+                if n.retryable {
+                    e.nacked = true;
+                    Ok(Seen::Nacked)
+                } else {
+                    e.state = State::Dead;
+                    Ok(Seen::DeadLettered {
+                        reason: n.reason_code.clone(),
+                    })
+                }
+            }
+            RelayMessage::Status(_) => Ok(Seen::Status),
+            RelayMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -8,7 +8,7 @@ use super::{MSG_ACK, MSG_ERR, MSG_NACK, MSG_PUBLISH, MSG_STATUS};
 use crate::p1::pb::relay::{
     payload::Body, Payload, RelayAck, RelayErr, RelayNack, RelayPublish, RelayStatus,
 };
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-relay §4";
@@ -61,7 +61,7 @@ fn unwrap(w: Payload) -> Option<RelayMessage> {
     })
 }
 
-const PROFILE: Profile<RelayMessage, Payload> = Profile {
+const CODEC: Codec<RelayMessage, Payload> = Codec {
     name: "SWP-RELAY",
     known: "1 RELAY_PUBLISH, 2 RELAY_ACK, 3 RELAY_NACK, 4 RELAY_STATUS, 5 RELAY_ERR",
     max_msg_type: MSG_ERR,
@@ -86,7 +86,7 @@ pub fn check(m: &RelayMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-RELAY payload of `form` (RELAY-001, RELAY-009, RELAY-013).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<RelayMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

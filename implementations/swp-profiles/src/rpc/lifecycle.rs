@@ -11,8 +11,10 @@
 //! anyway), so a judge can report a breach and go on.
 
 use super::message::RpcMessage;
+use crate::bounded::Bounded;
 use crate::p1::pb::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
 use crate::payload::{hex, shown};
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
@@ -317,11 +319,13 @@ struct KeyEntry {
 #[derive(Debug, Clone)]
 pub struct Lifecycle {
     config: Config,
-    calls: HashMap<CallKey, Call>,
-    call_order: VecDeque<CallKey>,
+    /// Calls in opening order; only a closed one is forgotten to make room.
+    calls: Bounded<CallKey, Call>,
     keys: HashMap<IdemKey, KeyEntry>,
     /// Keys with their admission time, oldest first. An entry whose key was since
     /// forgotten or re-admitted is stale and skipped, so no admission scans the queue.
+    /// Not a [`Bounded`]: keys leave by their replay window and the byte budget, and a
+    /// record is told stale by its admission time, which a table of keys does not keep.
     key_order: VecDeque<(IdemKey, u64)>,
     stored_bytes: usize,
 }
@@ -352,9 +356,8 @@ impl Lifecycle {
         config.max_calls = config.max_calls.max(1);
         config.max_keys = config.max_keys.max(1);
         Lifecycle {
+            calls: Bounded::new(config.max_calls),
             config,
-            calls: HashMap::new(),
-            call_order: VecDeque::new(),
             keys: HashMap::new(),
             key_order: VecDeque::new(),
             stored_bytes: 0,
@@ -364,22 +367,6 @@ impl Lifecycle {
     /// The parameters.
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// Steps the machine with any decoded message.
-    pub fn step(
-        &mut self,
-        now_ms: u64,
-        scope: &str,
-        m: &RpcMessage,
-    ) -> Result<Seen, LifecycleError> {
-        match m {
-            RpcMessage::Req(r) => self.request(now_ms, scope, r),
-            RpcMessage::Resp(r) => self.response(scope, r),
-            RpcMessage::Err(e) => self.error(scope, e),
-            RpcMessage::StreamItem(s) => self.stream_item(scope, s),
-            RpcMessage::Cancel(c) => self.cancel(scope, c),
-        }
     }
 
     fn gated(&self, scope: &str, method: &str) -> bool {
@@ -398,14 +385,9 @@ impl Lifecycle {
         if self.calls.len() < self.config.max_calls {
             return Ok(());
         }
-        let pos = self
-            .call_order
-            .iter()
-            .position(|k| self.calls.get(k).is_some_and(|c| c.terminal.is_some()))
+        self.calls
+            .evict_oldest_where(|c| c.terminal.is_some())
             .ok_or(LifecycleError::Full(self.config.max_calls))?;
-        if let Some(k) = self.call_order.remove(pos) {
-            self.calls.remove(&k);
-        }
         Ok(())
     }
 
@@ -532,7 +514,7 @@ impl Lifecycle {
             }
         };
         self.calls.insert(
-            ck.clone(),
+            ck,
             Call {
                 req,
                 key,
@@ -543,7 +525,6 @@ impl Lifecycle {
                 terminal: None,
             },
         );
-        self.call_order.push_back(ck);
         Ok(seen)
     }
 
@@ -683,5 +664,34 @@ impl Lifecycle {
     /// Idempotency keys remembered.
     pub fn keys_len(&self) -> usize {
         self.keys.len()
+    }
+}
+
+impl WireError for LifecycleError {
+    fn code(&self) -> ErrorCode {
+        LifecycleError::code(self)
+    }
+}
+
+impl Profile for Lifecycle {
+    profile_codec!(RpcMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = LifecycleError;
+
+    fn new(config: Config) -> Self {
+        Lifecycle::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, ctx: Ctx<'_>, m: &RpcMessage) -> Result<Seen, LifecycleError> {
+        let Ctx { now_ms, scope } = ctx;
+        match m {
+            RpcMessage::Req(r) => self.request(now_ms, scope, r),
+            RpcMessage::Resp(r) => self.response(scope, r),
+            RpcMessage::Err(e) => self.error(scope, e),
+            RpcMessage::StreamItem(s) => self.stream_item(scope, s),
+            RpcMessage::Cancel(c) => self.cancel(scope, c),
+        }
     }
 }

@@ -6,7 +6,7 @@ use super::{MSG_CANCEL, MSG_ERR, MSG_REQ, MSG_RESP, MSG_STREAM_ITEM};
 use crate::p1::pb::rpc::{
     payload::Body, Payload, RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem,
 };
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use bytes::Bytes;
 use prost::Message;
 
@@ -72,7 +72,7 @@ fn unwrap(w: Payload) -> Option<RpcMessage> {
     })
 }
 
-const PROFILE: Profile<RpcMessage, Payload> = Profile {
+const CODEC: Codec<RpcMessage, Payload> = Codec {
     name: "SWP-RPC",
     known: "1 RPC_REQ, 2 RPC_RESP, 3 RPC_ERR, 4 RPC_STREAM_ITEM, 5 RPC_CANCEL",
     max_msg_type: MSG_CANCEL,
@@ -117,7 +117,7 @@ fn class_name(m: &RpcMessage) -> &'static str {
 
 /// Decodes and checks one SWP-RPC payload of `form` (RPC-001, RPC-013, RPC-014, RPC-016).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<RpcMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

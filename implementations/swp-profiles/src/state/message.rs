@@ -5,7 +5,7 @@
 
 use super::{MSG_DELTA, MSG_ERR, MSG_GET, MSG_PUT};
 use crate::p1::pb::state::{payload::Body, Payload, StateDelta, StateErr, StateGet, StatePut};
-use crate::payload::{decode_form, need, parse, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const CLAUSE: &str = "swp-state §4";
@@ -53,7 +53,7 @@ fn unwrap(w: Payload) -> Option<StateMessage> {
     })
 }
 
-const PROFILE: Profile<StateMessage, Payload> = Profile {
+const CODEC: Codec<StateMessage, Payload> = Codec {
     name: "SWP-STATE",
     known: "1 STATE_PUT, 2 STATE_GET, 3 STATE_DELTA, 4 STATE_ERR",
     max_msg_type: MSG_ERR,
@@ -91,7 +91,7 @@ pub fn check(m: &StateMessage) -> Result<(), PayloadError> {
 
 /// Decodes and checks one SWP-STATE payload of `form` (STATE-001, STATE-006).
 pub fn decode(form: P1Form, msg_type: u64, payload: &[u8]) -> Result<StateMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

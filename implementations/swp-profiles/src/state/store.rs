@@ -18,6 +18,7 @@ use super::id::{IdError, IdScheme};
 use super::message::StateMessage;
 use crate::p1::pb::state::{StateDelta, StatePut};
 use crate::payload::hex;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use swp_core::ErrorCode;
@@ -187,16 +188,6 @@ impl Store {
         &self.config
     }
 
-    /// Steps the machine with any decoded message.
-    pub fn step(&mut self, m: &StateMessage) -> Result<Seen, StoreError> {
-        match m {
-            StateMessage::Put(p) => self.put(p),
-            StateMessage::Get(g) => self.get(&g.state_id),
-            StateMessage::Delta(d) => self.delta(d),
-            StateMessage::Err(_) => Ok(Seen::Error),
-        }
-    }
-
     /// A `STATE_PUT`.
     pub fn put(&mut self, p: &StatePut) -> Result<Seen, StoreError> {
         self.config
@@ -283,5 +274,32 @@ impl Store {
     /// Whether none is stored.
     pub fn is_empty(&self) -> bool {
         self.states.is_empty()
+    }
+}
+
+impl WireError for StoreError {
+    fn code(&self) -> ErrorCode {
+        StoreError::code(self)
+    }
+}
+
+impl Profile for Store {
+    profile_codec!(StateMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = StoreError;
+
+    fn new(config: Config) -> Self {
+        Store::new(config)
+    }
+
+    /// Steps the machine with any decoded message.
+    fn step(&mut self, _ctx: Ctx<'_>, m: &StateMessage) -> Result<Seen, StoreError> {
+        match m {
+            StateMessage::Put(p) => self.put(p),
+            StateMessage::Get(g) => self.get(&g.state_id),
+            StateMessage::Delta(d) => self.delta(d),
+            StateMessage::Err(_) => Ok(Seen::Error),
+        }
     }
 }

@@ -21,9 +21,10 @@
 //! tools remembered per walk (past it, repeats are no longer seen).
 
 use super::message::TooldiscMessage;
+use crate::bounded::Bounded;
 use crate::p1::pb::tooldisc::ToolDescriptor;
+use crate::profile::{profile_codec, Ctx, Profile, WireError};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::Hash;
 use swp_core::ErrorCode;
 
 /// Caps.
@@ -148,45 +149,6 @@ impl Pending {
     }
 }
 
-/// A bounded map that forgets its oldest entry when full.
-#[derive(Debug, Clone)]
-struct Bounded<K, V> {
-    map: HashMap<K, V>,
-    order: VecDeque<K>,
-    cap: usize,
-}
-
-impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
-    fn new(cap: usize) -> Self {
-        Bounded {
-            map: HashMap::new(),
-            order: VecDeque::new(),
-            cap: cap.max(1),
-        }
-    }
-
-    fn get(&self, k: &K) -> Option<&V> {
-        self.map.get(k)
-    }
-
-    /// Takes an entry out. Its place in the eviction order stays until its turn comes, so a
-    /// key taken and inserted again may be forgotten early: the cap still holds.
-    fn take(&mut self, k: &K) -> Option<V> {
-        self.map.remove(k)
-    }
-
-    fn insert(&mut self, k: K, v: V) {
-        if self.map.insert(k.clone(), v).is_none() {
-            self.order.push_back(k);
-            while self.order.len() > self.cap {
-                if let Some(old) = self.order.pop_front() {
-                    self.map.remove(&old);
-                }
-            }
-        }
-    }
-}
-
 type ToolKey = (String, String);
 
 fn key_of(d: &ToolDescriptor) -> ToolKey {
@@ -260,9 +222,27 @@ impl Catalog {
                 .insert((scope.to_owned(), key_of(d)), d.clone());
         }
     }
+}
+
+impl WireError for CatalogError {
+    fn code(&self) -> ErrorCode {
+        CatalogError::code(self)
+    }
+}
+
+impl Profile for Catalog {
+    profile_codec!(TooldiscMessage);
+    type Config = Config;
+    type Seen = Seen;
+    type Error = CatalogError;
+
+    fn new(config: Config) -> Self {
+        Catalog::new(config)
+    }
 
     /// Steps the judge with one message of `scope`.
-    pub fn step(&mut self, scope: &str, m: &TooldiscMessage) -> Result<Seen, CatalogError> {
+    fn step(&mut self, ctx: Ctx<'_>, m: &TooldiscMessage) -> Result<Seen, CatalogError> {
+        let scope = ctx.scope;
         match m {
             TooldiscMessage::ListReq(r) => {
                 self.wait(Pending::List(ListKey {

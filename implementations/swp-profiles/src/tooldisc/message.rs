@@ -8,7 +8,7 @@ use crate::p1::pb::tooldisc::{
     payload::Body, Payload, ToolDescriptor, TooldiscErr, TooldiscGetReq, TooldiscGetResp,
     TooldiscListReq, TooldiscListResp,
 };
-use crate::payload::{decode_form, need, parse, shown, P1Form, PayloadError, Profile};
+use crate::payload::{decode_form, need, parse, shown, Codec, P1Form, PayloadError};
 use prost::Message;
 
 const DESCRIPTOR: &str = "swp-tooldisc §4";
@@ -61,7 +61,7 @@ fn unwrap(w: Payload) -> Option<TooldiscMessage> {
     })
 }
 
-const PROFILE: Profile<TooldiscMessage, Payload> = Profile {
+const CODEC: Codec<TooldiscMessage, Payload> = Codec {
     name: "SWP-TOOLDISC",
     known: "1 TOOLDISC_LIST_REQ, 2 TOOLDISC_LIST_RESP, 3 TOOLDISC_GET_REQ, 4 TOOLDISC_GET_RESP, 5 TOOLDISC_ERR",
     max_msg_type: MSG_ERR,
@@ -155,7 +155,7 @@ pub fn decode(
     msg_type: u64,
     payload: &[u8],
 ) -> Result<TooldiscMessage, PayloadError> {
-    let m = decode_form(&PROFILE, form, msg_type, payload)?;
+    let m = decode_form(&CODEC, form, msg_type, payload)?;
     check(&m)?;
     Ok(m)
 }

@@ -8,6 +8,7 @@ use swp_core::ErrorCode;
 use swp_profiles::agdisc::{self, AgdiscMessage, Cache, CacheError, Cached, Config, Seen};
 use swp_profiles::p1::pb::agdisc::{AgdiscDoc, AgdiscErr, AgdiscGet, AgdiscNotModified};
 use swp_profiles::payload::PayloadError;
+use swp_profiles::{Ctx, Profile};
 
 fn get(agent: &str, inm: &str) -> AgdiscMessage {
     AgdiscMessage::Get(AgdiscGet {
@@ -109,34 +110,38 @@ fn opaque_card_octets_are_kept() {
 #[test]
 fn an_etag_names_one_card() {
     let mut c = Cache::new(Config::default());
-    c.step(0, "", &get("a", "")).unwrap();
+    c.step(Ctx::new(0, ""), &get("a", "")).unwrap();
     assert_eq!(
-        c.step(0, "", &doc("a", "1", b"one", "e1", 1000)),
+        c.step(Ctx::new(0, ""), &doc("a", "1", b"one", "e1", 1000)),
         Ok(Seen::Doc {
             solicited: true,
             replaced: false
         })
     );
     // The same card again under its etag is fine; other octets or another revision are not.
-    assert!(c.step(1, "", &doc("a", "1", b"one", "e1", 1000)).is_ok());
+    assert!(c
+        .step(Ctx::new(1, ""), &doc("a", "1", b"one", "e1", 1000))
+        .is_ok());
     for bad in [
         doc("a", "1", b"two", "e1", 1000),
         doc("a", "2", b"one", "e1", 1000),
     ] {
-        let e = c.step(2, "", &bad).unwrap_err();
+        let e = c.step(Ctx::new(2, ""), &bad).unwrap_err();
         assert!(matches!(e, CacheError::EtagReused { .. }), "{e}");
         assert_eq!(e.code(), ErrorCode::InvalidProfilePayload);
     }
     // New content under a new etag replaces the copy.
     assert_eq!(
-        c.step(3, "", &doc("a", "2", b"two", "e2", 1000)),
+        c.step(Ctx::new(3, ""), &doc("a", "2", b"two", "e2", 1000)),
         Ok(Seen::Doc {
             solicited: false,
             replaced: true
         })
     );
     // Cards are per scope: another peer's "e1" is its own.
-    assert!(c.step(3, "b", &doc("a", "9", b"nine", "e1", 1000)).is_ok());
+    assert!(c
+        .step(Ctx::new(3, "b"), &doc("a", "9", b"nine", "e1", 1000))
+        .is_ok());
 }
 
 /// AGDISC-007: replacing the copy under another validator does not free the old one; a
@@ -146,31 +151,46 @@ fn an_etag_names_one_card() {
 #[test]
 fn a_replaced_copys_etag_still_names_its_card() {
     let mut c = Cache::new(Config::default());
-    c.step(0, "", &doc("a", "1", b"one", "e1", 1000)).unwrap();
-    c.step(1, "", &doc("a", "2", b"two", "", 1000)).unwrap();
-    c.step(2, "", &doc("a", "3", b"three", "e3", 1000)).unwrap();
+    c.step(Ctx::new(0, ""), &doc("a", "1", b"one", "e1", 1000))
+        .unwrap();
+    c.step(Ctx::new(1, ""), &doc("a", "2", b"two", "", 1000))
+        .unwrap();
+    c.step(Ctx::new(2, ""), &doc("a", "3", b"three", "e3", 1000))
+        .unwrap();
     for bad in [
         doc("a", "1", b"other", "e1", 1000),
         doc("a", "9", b"one", "e1", 1000),
     ] {
-        let e = c.step(3, "", &bad).unwrap_err();
+        let e = c.step(Ctx::new(3, ""), &bad).unwrap_err();
         assert!(matches!(e, CacheError::EtagReused { .. }), "{e}");
     }
     // The card it named, again, is fine (a revalidated copy), and so is another agent's e1.
-    assert!(c.step(4, "", &doc("a", "1", b"one", "e1", 1000)).is_ok());
-    assert!(c.step(4, "", &doc("b", "1", b"other", "e1", 1000)).is_ok());
+    assert!(c
+        .step(Ctx::new(4, ""), &doc("a", "1", b"one", "e1", 1000))
+        .is_ok());
+    assert!(c
+        .step(Ctx::new(4, ""), &doc("b", "1", b"other", "e1", 1000))
+        .is_ok());
     // The memory is bounded: past max_cards validators, the oldest is forgotten.
     let mut small = Cache::new(Config {
         max_cards: 2,
         ..Config::default()
     });
-    small.step(0, "", &doc("a", "1", b"one", "e1", 0)).unwrap();
-    small.step(0, "", &doc("a", "2", b"two", "e2", 0)).unwrap();
     small
-        .step(0, "", &doc("a", "3", b"three", "e3", 0))
+        .step(Ctx::new(0, ""), &doc("a", "1", b"one", "e1", 0))
         .unwrap();
-    assert!(small.step(0, "", &doc("a", "9", b"nine", "e1", 0)).is_ok());
-    assert!(small.step(0, "", &doc("a", "9", b"nine", "e3", 0)).is_err());
+    small
+        .step(Ctx::new(0, ""), &doc("a", "2", b"two", "e2", 0))
+        .unwrap();
+    small
+        .step(Ctx::new(0, ""), &doc("a", "3", b"three", "e3", 0))
+        .unwrap();
+    assert!(small
+        .step(Ctx::new(0, ""), &doc("a", "9", b"nine", "e1", 0))
+        .is_ok());
+    assert!(small
+        .step(Ctx::new(0, ""), &doc("a", "9", b"nine", "e3", 0))
+        .is_err());
 }
 
 /// AGDISC-015, AGDISC-007: a not-modified answers a conditional GET with its validator.
@@ -178,29 +198,30 @@ fn a_replaced_copys_etag_still_names_its_card() {
 fn not_modified_answers_the_validator_asked_about() {
     let mut c = Cache::new(Config::default());
     assert!(matches!(
-        c.step(0, "", &nm("a", "e1")),
+        c.step(Ctx::new(0, ""), &nm("a", "e1")),
         Err(CacheError::UnsolicitedNotModified(_))
     ));
-    c.step(0, "", &get("a", "")).unwrap();
+    c.step(Ctx::new(0, ""), &get("a", "")).unwrap();
     // An unconditional GET is not answered not-modified.
     assert!(matches!(
-        c.step(0, "", &nm("a", "e1")),
+        c.step(Ctx::new(0, ""), &nm("a", "e1")),
         Err(CacheError::UnsolicitedNotModified(_))
     ));
-    c.step(0, "", &doc("a", "1", b"one", "e1", 1000)).unwrap();
-    c.step(0, "", &get("a", "e1")).unwrap();
-    let e = c.step(0, "", &nm("a", "e2")).unwrap_err();
+    c.step(Ctx::new(0, ""), &doc("a", "1", b"one", "e1", 1000))
+        .unwrap();
+    c.step(Ctx::new(0, ""), &get("a", "e1")).unwrap();
+    let e = c.step(Ctx::new(0, ""), &nm("a", "e2")).unwrap_err();
     assert!(matches!(e, CacheError::ValidatorMismatch { .. }), "{e}");
     // The refusal changed nothing: the GET still waits.
     assert_eq!(
-        c.step(0, "", &nm("a", "e1")),
+        c.step(Ctx::new(0, ""), &nm("a", "e1")),
         Ok(Seen::NotModified { renewed: true })
     );
-    assert!(c.step(0, "", &nm("a", "e1")).is_err());
+    assert!(c.step(Ctx::new(0, ""), &nm("a", "e1")).is_err());
     // A validator the cache never saw may still be revalidated (the asker knew it).
-    c.step(0, "", &get("z", "ez")).unwrap();
+    c.step(Ctx::new(0, ""), &get("z", "ez")).unwrap();
     assert_eq!(
-        c.step(0, "", &nm("z", "ez")),
+        c.step(Ctx::new(0, ""), &nm("z", "ez")),
         Ok(Seen::NotModified { renewed: false })
     );
 }
@@ -210,28 +231,30 @@ fn not_modified_answers_the_validator_asked_about() {
 #[test]
 fn freshness_on_the_callers_clock() {
     let mut c = Cache::new(Config::default());
-    c.step(100, "", &get("a", "")).unwrap();
+    c.step(Ctx::new(100, ""), &get("a", "")).unwrap();
     assert!(matches!(
-        c.step(100, "", &get("a", "")),
+        c.step(Ctx::new(100, ""), &get("a", "")),
         Ok(Seen::Get {
             cached: Cached::Nothing,
             conditional: false
         })
     ));
-    c.step(100, "", &doc("a", "1", b"one", "e1", 1000)).unwrap();
+    c.step(Ctx::new(100, ""), &doc("a", "1", b"one", "e1", 1000))
+        .unwrap();
     assert_eq!(c.cached(1099, "", "a"), Cached::Fresh);
     assert_eq!(c.cached(1100, "", "a"), Cached::Stale);
     assert_eq!(
-        c.step(5000, "", &get("a", "e1")),
+        c.step(Ctx::new(5000, ""), &get("a", "e1")),
         Ok(Seen::Get {
             conditional: true,
             cached: Cached::Stale
         })
     );
-    c.step(5000, "", &nm("a", "e1")).unwrap();
+    c.step(Ctx::new(5000, ""), &nm("a", "e1")).unwrap();
     assert_eq!(c.cached(5999, "", "a"), Cached::Fresh);
     assert_eq!(c.cached(6000, "", "a"), Cached::Stale);
-    c.step(7000, "", &doc("b", "1", b"b", "", 0)).unwrap();
+    c.step(Ctx::new(7000, ""), &doc("b", "1", b"b", "", 0))
+        .unwrap();
     assert_eq!(c.cached(7000, "", "b"), Cached::Stale);
 }
 
@@ -244,21 +267,32 @@ fn errors_and_caps() {
         max_card_bytes: 4,
     });
     let err = AgdiscMessage::Err(AgdiscErr::default());
-    assert_eq!(c.step(0, "", &err), Ok(Seen::Error { solicited: false }));
-    c.step(0, "", &get("a", "")).unwrap();
-    assert_eq!(c.step(0, "", &err), Ok(Seen::Error { solicited: true }));
-    let e = c.step(0, "", &doc("a", "1", b"12345", "", 0)).unwrap_err();
+    assert_eq!(
+        c.step(Ctx::new(0, ""), &err),
+        Ok(Seen::Error { solicited: false })
+    );
+    c.step(Ctx::new(0, ""), &get("a", "")).unwrap();
+    assert_eq!(
+        c.step(Ctx::new(0, ""), &err),
+        Ok(Seen::Error { solicited: true })
+    );
+    let e = c
+        .step(Ctx::new(0, ""), &doc("a", "1", b"12345", "", 0))
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::RateLimitExceeded);
-    c.step(0, "", &doc("a", "1", b"a", "", 10)).unwrap();
-    c.step(0, "", &doc("b", "1", b"b", "", 1000)).unwrap();
+    c.step(Ctx::new(0, ""), &doc("a", "1", b"a", "", 10))
+        .unwrap();
+    c.step(Ctx::new(0, ""), &doc("b", "1", b"b", "", 1000))
+        .unwrap();
     // Full: the card first seen longest ago ("a") goes first.
-    c.step(50, "", &doc("c", "1", b"c", "", 1000)).unwrap();
+    c.step(Ctx::new(50, ""), &doc("c", "1", b"c", "", 1000))
+        .unwrap();
     assert_eq!(c.cached(50, "", "a"), Cached::Nothing);
     assert_eq!(c.cached(50, "", "b"), Cached::Fresh);
     // Pending GETs: the oldest is forgotten.
     for a in ["x", "y", "z"] {
-        c.step(60, "", &get(a, "e")).unwrap();
+        c.step(Ctx::new(60, ""), &get(a, "e")).unwrap();
     }
-    assert!(c.step(60, "", &nm("x", "e")).is_err());
-    assert!(c.step(60, "", &nm("z", "e")).is_ok());
+    assert!(c.step(Ctx::new(60, ""), &nm("x", "e")).is_err());
+    assert!(c.step(Ctx::new(60, ""), &nm("z", "e")).is_ok());
 }

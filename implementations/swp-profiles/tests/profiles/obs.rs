@@ -10,6 +10,7 @@ use swp_profiles::obs::trace::{parse_traceparent, tracestate_entries};
 use swp_profiles::obs::{self, ContextError, Contexts, ObsMessage, Seen, TraceContext};
 use swp_profiles::p1::pb::obs::{ObsDoc, ObsSet};
 use swp_profiles::payload::PayloadError;
+use swp_profiles::{Ctx, Profile};
 
 const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -122,7 +123,10 @@ fn context_preserved_exactly() {
     assert_eq!(c.doc("", &set), Ok(Seen::Doc { solicited: true }));
     assert_eq!(c.doc("", &set), Ok(Seen::Doc { solicited: false }));
     let msg = ObsMessage::Doc(set.to_doc());
-    assert_eq!(c.step("", &msg), Ok(Seen::Doc { solicited: false }));
+    assert_eq!(
+        c.step(Ctx::scoped(""), &msg),
+        Ok(Seen::Doc { solicited: false })
+    );
     let e = c
         .doc("", &ctx(&TP.replace("-01", "-00"), &set.tracestate))
         .unwrap_err();

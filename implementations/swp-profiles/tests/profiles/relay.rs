@@ -10,6 +10,7 @@ use swp_profiles::payload::PayloadError;
 use swp_profiles::relay::{
     self, codes, Config, Deliveries, DeliveryError, RelayMessage, RetryPolicy, Seen,
 };
+use swp_profiles::{Ctx, Profile};
 
 fn publish(id: &'static [u8]) -> RelayMessage {
     RelayMessage::Publish(RelayPublish {
@@ -83,14 +84,23 @@ fn duplicates_within_the_window() {
         dedupe_window_ms: 1_000,
         ..Config::default()
     });
-    assert_eq!(d.step(0, "p", &publish(b"a")).unwrap(), Seen::Published);
     assert_eq!(
-        d.step(999, "p", &publish(b"a")).unwrap(),
+        d.step(Ctx::new(0, "p"), &publish(b"a")).unwrap(),
+        Seen::Published
+    );
+    assert_eq!(
+        d.step(Ctx::new(999, "p"), &publish(b"a")).unwrap(),
         Seen::Duplicate { attempt: 2 }
     );
     // Another publisher's id is its own.
-    assert_eq!(d.step(999, "q", &publish(b"a")).unwrap(), Seen::Published);
-    assert_eq!(d.step(1_000, "p", &publish(b"a")).unwrap(), Seen::Published);
+    assert_eq!(
+        d.step(Ctx::new(999, "q"), &publish(b"a")).unwrap(),
+        Seen::Published
+    );
+    assert_eq!(
+        d.step(Ctx::new(1_000, "p"), &publish(b"a")).unwrap(),
+        Seen::Published
+    );
 }
 
 /// RELAY-002, RELAY-004: acknowledgements name a delivery the other side published; a
@@ -98,29 +108,41 @@ fn duplicates_within_the_window() {
 #[test]
 fn acknowledgements_name_the_other_sides_delivery() {
     let mut d = Deliveries::new(Config::default());
-    d.step(0, "relay", &publish(b"a")).unwrap();
+    d.step(Ctx::new(0, "relay"), &publish(b"a")).unwrap();
     assert!(matches!(
-        d.step(1, "relay", &ack(b"a")),
+        d.step(Ctx::new(1, "relay"), &ack(b"a")),
         Err(DeliveryError::UnknownDelivery(_))
     ));
-    assert_eq!(d.step(1, "consumer", &ack(b"a")).unwrap(), Seen::Acked);
-    assert_eq!(d.step(2, "consumer", &ack(b"a")).unwrap(), Seen::Acked);
+    assert_eq!(
+        d.step(Ctx::new(1, "consumer"), &ack(b"a")).unwrap(),
+        Seen::Acked
+    );
+    assert_eq!(
+        d.step(Ctx::new(2, "consumer"), &ack(b"a")).unwrap(),
+        Seen::Acked
+    );
     assert!(matches!(
-        d.step(3, "consumer", &nack(b"a", false, codes::CONSUMER_REJECTED)),
+        d.step(
+            Ctx::new(3, "consumer"),
+            &nack(b"a", false, codes::CONSUMER_REJECTED)
+        ),
         Err(DeliveryError::Settled { .. })
     ));
-    let e = d.step(3, "consumer", &ack(b"zz")).unwrap_err();
+    let e = d.step(Ctx::new(3, "consumer"), &ack(b"zz")).unwrap_err();
     assert_eq!(e.reply_code(), codes::UNKNOWN_DELIVERY);
-    d.step(4, "relay", &publish(b"b")).unwrap();
+    d.step(Ctx::new(4, "relay"), &publish(b"b")).unwrap();
     assert_eq!(
-        d.step(5, "consumer", &nack(b"b", false, codes::CONSUMER_REJECTED))
-            .unwrap(),
+        d.step(
+            Ctx::new(5, "consumer"),
+            &nack(b"b", false, codes::CONSUMER_REJECTED)
+        )
+        .unwrap(),
         Seen::DeadLettered {
             reason: codes::CONSUMER_REJECTED.into()
         }
     );
     assert!(matches!(
-        d.step(6, "consumer", &ack(b"b")),
+        d.step(Ctx::new(6, "consumer"), &ack(b"b")),
         Err(DeliveryError::Settled { .. })
     ));
 }
@@ -132,23 +154,27 @@ fn dead_letter_reasons_come_from_the_set() {
         reasons: relay::DEAD_LETTER_REASONS.map(String::from).to_vec(),
         ..Config::default()
     });
-    d.step(0, "publisher", &publish(b"a")).unwrap();
+    d.step(Ctx::new(0, "publisher"), &publish(b"a")).unwrap();
     assert!(matches!(
-        d.step(1, "relay", &nack(b"a", false, "")),
+        d.step(Ctx::new(1, "relay"), &nack(b"a", false, "")),
         Err(DeliveryError::MissingReason(_))
     ));
     assert!(matches!(
-        d.step(1, "relay", &nack(b"a", false, "gremlins")),
+        d.step(Ctx::new(1, "relay"), &nack(b"a", false, "gremlins")),
         Err(DeliveryError::UnknownReason { .. })
     ));
     // A retryable NACK is no dead letter: its reason is free.
     assert_eq!(
-        d.step(1, "relay", &nack(b"a", true, "busy")).unwrap(),
+        d.step(Ctx::new(1, "relay"), &nack(b"a", true, "busy"))
+            .unwrap(),
         Seen::Nacked
     );
     assert!(matches!(
-        d.step(2, "relay", &nack(b"a", false, codes::RETRY_EXHAUSTED))
-            .unwrap(),
+        d.step(
+            Ctx::new(2, "relay"),
+            &nack(b"a", false, codes::RETRY_EXHAUSTED)
+        )
+        .unwrap(),
         Seen::DeadLettered { .. }
     ));
 }
@@ -168,25 +194,25 @@ fn judged() -> Deliveries {
 #[test]
 fn retries_follow_the_declared_schedule() {
     let mut d = judged();
-    d.step(0, "relay", &publish(b"a")).unwrap();
+    d.step(Ctx::new(0, "relay"), &publish(b"a")).unwrap();
     assert!(matches!(
-        d.step(150, "relay", &publish(b"a")),
+        d.step(Ctx::new(150, "relay"), &publish(b"a")),
         Err(DeliveryError::OffSchedule { attempt: 2, .. })
     ));
     assert!(matches!(
-        d.step(450, "relay", &publish(b"a")),
+        d.step(Ctx::new(450, "relay"), &publish(b"a")),
         Err(DeliveryError::OffSchedule { .. })
     ));
     assert_eq!(
-        d.step(350, "relay", &publish(b"a")).unwrap(),
+        d.step(Ctx::new(350, "relay"), &publish(b"a")).unwrap(),
         Seen::Duplicate { attempt: 2 }
     );
     assert_eq!(
-        d.step(950, "relay", &publish(b"a")).unwrap(),
+        d.step(Ctx::new(950, "relay"), &publish(b"a")).unwrap(),
         Seen::Duplicate { attempt: 3 }
     );
     assert!(matches!(
-        d.step(1_550, "relay", &publish(b"a")),
+        d.step(Ctx::new(1_550, "relay"), &publish(b"a")),
         Err(DeliveryError::BeyondLimit { limit: 3, .. })
     ));
 }
@@ -196,22 +222,26 @@ fn retries_follow_the_declared_schedule() {
 #[test]
 fn no_retry_once_settled() {
     let mut d = judged();
-    d.step(0, "relay", &publish(b"a")).unwrap();
-    d.step(10, "consumer", &ack(b"a")).unwrap();
+    d.step(Ctx::new(0, "relay"), &publish(b"a")).unwrap();
+    d.step(Ctx::new(10, "consumer"), &ack(b"a")).unwrap();
     assert!(matches!(
-        d.step(300, "relay", &publish(b"a")),
+        d.step(Ctx::new(300, "relay"), &publish(b"a")),
         Err(DeliveryError::RetryAfterSettled { .. })
     ));
-    d.step(0, "relay", &publish(b"b")).unwrap();
-    d.step(10, "consumer", &nack(b"b", true, "busy")).unwrap();
+    d.step(Ctx::new(0, "relay"), &publish(b"b")).unwrap();
+    d.step(Ctx::new(10, "consumer"), &nack(b"b", true, "busy"))
+        .unwrap();
     assert_eq!(
-        d.step(20, "relay", &publish(b"b")).unwrap(),
+        d.step(Ctx::new(20, "relay"), &publish(b"b")).unwrap(),
         Seen::Duplicate { attempt: 2 }
     );
-    d.step(30, "consumer", &nack(b"b", false, codes::CONSUMER_REJECTED))
-        .unwrap();
+    d.step(
+        Ctx::new(30, "consumer"),
+        &nack(b"b", false, codes::CONSUMER_REJECTED),
+    )
+    .unwrap();
     assert!(matches!(
-        d.step(630, "relay", &publish(b"b")),
+        d.step(Ctx::new(630, "relay"), &publish(b"b")),
         Err(DeliveryError::RetryAfterSettled { .. })
     ));
 }
@@ -225,15 +255,21 @@ fn bounded() {
         dedupe_window_ms: 100,
         ..Config::default()
     });
-    d.step(0, "p", &publish(b"a")).unwrap();
-    d.step(0, "p", &publish(b"b")).unwrap();
-    let e = d.step(1, "p", &publish(b"c")).unwrap_err();
+    d.step(Ctx::new(0, "p"), &publish(b"a")).unwrap();
+    d.step(Ctx::new(0, "p"), &publish(b"b")).unwrap();
+    let e = d.step(Ctx::new(1, "p"), &publish(b"c")).unwrap_err();
     assert_eq!(e.code(), ErrorCode::RateLimitExceeded);
-    d.step(2, "c", &ack(b"a")).unwrap();
-    assert_eq!(d.step(3, "p", &publish(b"c")).unwrap(), Seen::Published);
+    d.step(Ctx::new(2, "c"), &ack(b"a")).unwrap();
+    assert_eq!(
+        d.step(Ctx::new(3, "p"), &publish(b"c")).unwrap(),
+        Seen::Published
+    );
     assert_eq!(d.len(), 2);
     // Past the window, pending entries go too.
-    assert_eq!(d.step(200, "p", &publish(b"d")).unwrap(), Seen::Published);
+    assert_eq!(
+        d.step(Ctx::new(200, "p"), &publish(b"d")).unwrap(),
+        Seen::Published
+    );
     assert_eq!(d.len(), 2);
 }
 

@@ -12,6 +12,7 @@ use swp_profiles::rpc::{
     self, codes, Config, Lifecycle, LifecycleError, Outcome, RpcMessage, Seen,
 };
 use swp_profiles::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 fn req(id: &'static [u8], params: &'static [u8], key: &str) -> RpcReq {
     RpcReq {
@@ -300,7 +301,10 @@ fn replay_returns_the_original_outcome() {
     );
     let answer = original.to_message(Bytes::from_static(b"r2"));
     assert_eq!(answer, RpcMessage::Resp(resp(b"r2", b"42")));
-    assert!(matches!(l.step(11, "", &answer), Ok(Seen::Closed { .. })));
+    assert!(matches!(
+        l.step(Ctx::new(11, ""), &answer),
+        Ok(Seen::Closed { .. })
+    ));
     l.request(12, "", &req(b"r3", b"p", "k")).unwrap();
     assert_eq!(
         l.response("", &resp(b"r3", b"43")),

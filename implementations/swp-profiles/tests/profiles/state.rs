@@ -10,6 +10,7 @@ use swp_profiles::payload::PayloadError;
 use swp_profiles::state::id::IdError;
 use swp_profiles::state::store::Config;
 use swp_profiles::state::{self, codes, Entry, IdScheme, Seen, StateMessage, Store, StoreError};
+use swp_profiles::{Ctx, Profile};
 
 fn put(blob: &'static [u8], parents: &[&Bytes]) -> StatePut {
     StatePut {
@@ -213,7 +214,10 @@ fn answers_to_pending_gets() {
     let parent = IdScheme::Sha256.content_id(b"history");
     let answer = put(b"tip", &[&parent]);
     assert!(s.get(&answer.state_id).is_err());
-    assert_eq!(s.step(&StateMessage::Put(answer.clone())), Ok(Seen::Answer));
+    assert_eq!(
+        s.step(Ctx::default(), &StateMessage::Put(answer.clone())),
+        Ok(Seen::Answer)
+    );
     assert_eq!(s.put(&answer), Ok(Seen::Duplicate));
     let mut bad = put(b"tip2", &[]);
     let _ = s.get(&bad.state_id);

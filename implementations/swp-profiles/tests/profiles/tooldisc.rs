@@ -10,6 +10,7 @@ use swp_profiles::payload::PayloadError;
 use swp_profiles::tooldisc::{
     self, schema_ref_valid, Catalog, CatalogError, Config, Seen, TooldiscMessage,
 };
+use swp_profiles::{Ctx, Profile};
 
 fn tool(id: &str, version: &str) -> ToolDescriptor {
     ToolDescriptor {
@@ -152,46 +153,53 @@ fn schema_reference_forms() {
 #[test]
 fn paging() {
     let mut c = Catalog::new(Config::default());
-    c.step("", &list(1, "")).unwrap();
+    c.step(Ctx::scoped(""), &list(1, "")).unwrap();
     assert!(matches!(
-        c.step("", &page(vec![tool("a", "1"), tool("b", "1")], "n1")),
+        c.step(
+            Ctx::scoped(""),
+            &page(vec![tool("a", "1"), tool("b", "1")], "n1")
+        ),
         Err(CatalogError::PageTooLarge { asked: 1, got: 2 })
     ));
     assert_eq!(
-        c.step("", &page(vec![tool("a", "1")], "n1")),
+        c.step(Ctx::scoped(""), &page(vec![tool("a", "1")], "n1")),
         Ok(Seen::Page {
             solicited: true,
             continued: false
         })
     );
     // The next page repeats "a": refused; another tool is fine.
-    c.step("", &list(1, "n1")).unwrap();
+    c.step(Ctx::scoped(""), &list(1, "n1")).unwrap();
     assert!(matches!(
-        c.step("", &page(vec![tool("a", "1")], "n2")),
+        c.step(Ctx::scoped(""), &page(vec![tool("a", "1")], "n2")),
         Err(CatalogError::RepeatedAcrossPages { .. })
     ));
     assert_eq!(
-        c.step("", &page(vec![tool("b", "1")], "")),
+        c.step(Ctx::scoped(""), &page(vec![tool("b", "1")], "")),
         Ok(Seen::Page {
             solicited: true,
             continued: true
         })
     );
     // The same first request again: the same page, or refused.
-    c.step("", &list(1, "")).unwrap();
+    c.step(Ctx::scoped(""), &list(1, "")).unwrap();
     assert_eq!(
-        c.step("", &page(vec![tool("b", "1")], "n1")),
+        c.step(Ctx::scoped(""), &page(vec![tool("b", "1")], "n1")),
         Err(CatalogError::PageChanged)
     );
-    assert!(c.step("", &page(vec![tool("a", "1")], "n1")).is_ok());
+    assert!(c
+        .step(Ctx::scoped(""), &page(vec![tool("a", "1")], "n1"))
+        .is_ok());
     // A token no listing issued starts a walk of its own (cursors are opaque).
-    c.step("", &list(0, "zzz")).unwrap();
-    assert!(c.step("", &page(vec![tool("a", "1")], "")).is_ok());
+    c.step(Ctx::scoped(""), &list(0, "zzz")).unwrap();
+    assert!(c
+        .step(Ctx::scoped(""), &page(vec![tool("a", "1")], ""))
+        .is_ok());
     // Another descriptor under a known (tool_id, version).
     let mut changed = tool("a", "1");
     changed.name = "other".into();
     assert!(matches!(
-        c.step("", &page(vec![changed], "")),
+        c.step(Ctx::scoped(""), &page(vec![changed], "")),
         Err(CatalogError::DescriptorChanged { .. })
     ));
 }
@@ -201,34 +209,40 @@ fn paging() {
 #[test]
 fn deterministic_gets() {
     let mut c = Catalog::new(Config::default());
-    c.step("", &get("a", "")).unwrap();
+    c.step(Ctx::scoped(""), &get("a", "")).unwrap();
     assert!(matches!(
-        c.step("", &got(tool("b", "1"))),
+        c.step(Ctx::scoped(""), &got(tool("b", "1"))),
         Err(CatalogError::WrongTool { .. })
     ));
     assert_eq!(
-        c.step("", &got(tool("a", "2"))),
+        c.step(Ctx::scoped(""), &got(tool("a", "2"))),
         Ok(Seen::Tool { solicited: true })
     );
-    c.step("", &get("a", "")).unwrap();
+    c.step(Ctx::scoped(""), &get("a", "")).unwrap();
     assert!(matches!(
-        c.step("", &got(tool("a", "1"))),
+        c.step(Ctx::scoped(""), &got(tool("a", "1"))),
         Err(CatalogError::GetChanged(_))
     ));
-    assert!(c.step("", &got(tool("a", "2"))).is_ok());
-    c.step("", &get("a", "1")).unwrap();
+    assert!(c.step(Ctx::scoped(""), &got(tool("a", "2"))).is_ok());
+    c.step(Ctx::scoped(""), &get("a", "1")).unwrap();
     assert!(matches!(
-        c.step("", &got(tool("a", "2"))),
+        c.step(Ctx::scoped(""), &got(tool("a", "2"))),
         Err(CatalogError::WrongTool { .. })
     ));
-    assert!(c.step("", &got(tool("a", "1"))).is_ok());
+    assert!(c.step(Ctx::scoped(""), &got(tool("a", "1"))).is_ok());
     // Nothing waiting: taken, judged only as a descriptor.
     assert_eq!(
-        c.step("", &got(tool("z", "1"))),
+        c.step(Ctx::scoped(""), &got(tool("z", "1"))),
         Ok(Seen::Tool { solicited: false })
     );
     let err = TooldiscMessage::Err(TooldiscErr::default());
-    assert_eq!(c.step("", &err), Ok(Seen::Error { solicited: false }));
-    c.step("", &get("missing", "")).unwrap();
-    assert_eq!(c.step("", &err), Ok(Seen::Error { solicited: true }));
+    assert_eq!(
+        c.step(Ctx::scoped(""), &err),
+        Ok(Seen::Error { solicited: false })
+    );
+    c.step(Ctx::scoped(""), &get("missing", "")).unwrap();
+    assert_eq!(
+        c.step(Ctx::scoped(""), &err),
+        Ok(Seen::Error { solicited: true })
+    );
 }

@@ -13,12 +13,13 @@
 //! or a not-modified nobody asked for is rejected, `ERR_INVALID_PROFILE_PAYLOAD`) and
 //! otherwise taken silently. What the agent sends goes through the same cache first.
 
-use super::{reject, Action, Out};
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use swp_profiles::agdisc::{self, codes, AgdiscMessage, Cache};
 use swp_profiles::p1::pb::agdisc::{AgdiscDoc, AgdiscErr, AgdiscNotModified};
 use swp_profiles::p1::P1Form;
+use swp_profiles::Profile;
 
 /// The agent whose card the reference serves.
 pub const AGENT_ID: &str = "swp.test.agent";
@@ -102,38 +103,35 @@ impl Agent {
             _ => err(codes::NOT_FOUND, "ERR_NOT_FOUND", "no card for this agent"),
         }
     }
+}
 
-    /// One envelope from the peer `scope` at `now_ms`.
-    pub fn handle(
-        &mut self,
-        msg_type: u64,
-        msg_id: &Bytes,
-        payload: &[u8],
-        scope: &str,
-        now_ms: u64,
-    ) -> Action {
-        let m = match agdisc::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        if let Err(e) = self.cache.step(now_ms, scope, &m) {
-            return reject(e.code(), e);
-        }
+impl ProfileAgent for Agent {
+    type Profile = Cache;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: AgdiscMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        step::<Self>(&mut self.cache, at.ctx(), &m)?;
         let AgdiscMessage::Get(g) = &m else {
-            return Action::Nothing;
+            return Ok(Action::Nothing);
         };
         let answer = self.answer_for(&g.agent_id, &g.if_none_match);
         // Our answer passes our own judge: a validator that names one card, a not-modified
         // for the etag asked about.
-        if self.cache.step(now_ms, scope, &answer).is_err() {
-            return Action::Nothing;
+        if self.cache.step(at.ctx(), &answer).is_err() {
+            return Ok(Action::Nothing);
         }
-        Action::Send(vec![Out {
-            profile_id: agdisc::PROFILE_ID,
-            msg_type: answer.msg_type(),
-            payload: agdisc::encode(self.form, &answer),
-            reply_to: Some(msg_id.clone()),
-        }])
+        Ok(Action::Send(vec![Out::of::<Cache>(
+            self.form,
+            &answer,
+            Some(at.msg_id.clone()),
+        )]))
     }
 }
 

@@ -22,11 +22,12 @@
 //! 1 MiB) is rejected with an error frame, `ERR_INVALID_PROFILE_PAYLOAD`. A larger offer is
 //! answered `ART_ERR` `too_large`.
 
-use super::{reject, Action, Out};
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::artifact::{self, source, ArtifactMessage, HashAlg, Seen, Transfers};
 use swp_profiles::p1::pb::artifact::{ArtAck, ArtErr, ArtGet};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// A 10-octet artifact: one chunk.
 pub const SMALL: &str = "swp.test.small";
@@ -77,12 +78,7 @@ impl Agent {
     }
 
     fn out(&self, m: &ArtifactMessage, reply_to: Option<&Bytes>) -> Out {
-        Out {
-            profile_id: artifact::PROFILE_ID,
-            msg_type: m.msg_type(),
-            payload: artifact::encode(self.form, m),
-            reply_to: reply_to.cloned(),
-        }
+        Out::of::<Transfers>(self.form, m, reply_to.cloned())
     }
 
     fn error(&self, code: &str, message: String, reply_to: &Bytes) -> Action {
@@ -94,57 +90,8 @@ impl Agent {
         Action::Send(vec![self.out(&m, Some(reply_to))])
     }
 
-    /// One envelope from the peer.
-    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8], scope: &str) -> Action {
-        let m = match artifact::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        match &m {
-            ArtifactMessage::Get(g) => self.serve(g, msg_id, scope),
-            ArtifactMessage::Ack(_) => match self.sending.step(scope, &m) {
-                Err(e) => reject(e.code(), e),
-                Ok(_) => Action::Nothing,
-            },
-            ArtifactMessage::Offer(o) => match self.receiving.step(scope, &m) {
-                Err(e) => reject(e.code(), e),
-                Ok(Seen::Offered) if o.total_size > MAX_UPLOAD_BYTES => self.error(
-                    TOO_LARGE,
-                    format!(
-                        "artifact {} has {} octets; this endpoint takes at most {MAX_UPLOAD_BYTES}",
-                        o.artifact_id, o.total_size
-                    ),
-                    msg_id,
-                ),
-                Ok(Seen::Offered) => {
-                    let get = ArtifactMessage::Get(ArtGet {
-                        artifact_id: o.artifact_id.clone(),
-                        ..ArtGet::default()
-                    });
-                    match self.receiving.step(scope, &get) {
-                        Ok(_) => Action::Send(vec![self.out(&get, None)]),
-                        Err(e) => reject(e.code(), e),
-                    }
-                }
-                Ok(_) => Action::Nothing,
-            },
-            ArtifactMessage::Chunk(c) => match self.receiving.step(scope, &m) {
-                Err(e) => reject(e.code(), e),
-                Ok(Seen::Complete { verified: true }) => {
-                    let ack = ArtifactMessage::Ack(ArtAck {
-                        artifact_id: c.artifact_id.clone(),
-                        chunk_index: c.chunk_index,
-                    });
-                    Action::Send(vec![self.out(&ack, None)])
-                }
-                Ok(_) => Action::Nothing,
-            },
-            ArtifactMessage::Err(_) => Action::Nothing,
-        }
-    }
-
     /// Answers a GET for one of the reference's artifacts.
-    fn serve(&mut self, g: &ArtGet, msg_id: &Bytes, scope: &str) -> Action {
+    fn serve(&mut self, g: &ArtGet, msg_id: &Bytes, ctx: Ctx<'_>) -> Action {
         let Some((name, data)) = self
             .artifacts
             .iter()
@@ -172,20 +119,73 @@ impl Agent {
         let get = ArtifactMessage::Get(g.clone());
         let mut outs = Vec::with_capacity(chunks.len() + 1);
         // The whole exchange passes our own machine: the peer's GET, then what we send.
-        if let Err(e) = self.sending.step(scope, &get) {
+        if let Err(e) = self.sending.step(ctx, &get) {
             return self.error(e.reply_code(), e.to_string(), msg_id);
         }
-        if self.sending.step(scope, &offer).is_ok() {
+        if self.sending.step(ctx, &offer).is_ok() {
             outs.push(self.out(&offer, None));
         }
         for c in chunks {
             let m = ArtifactMessage::Chunk(c);
-            if self.sending.step(scope, &m).is_err() {
+            if self.sending.step(ctx, &m).is_err() {
                 break;
             }
             outs.push(self.out(&m, None));
         }
         Action::from_outs(outs)
+    }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Transfers;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: ArtifactMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let ctx = at.ctx();
+        Ok(match &m {
+            ArtifactMessage::Get(g) => self.serve(g, at.msg_id, ctx),
+            ArtifactMessage::Ack(_) => {
+                step::<Self>(&mut self.sending, ctx, &m)?;
+                Action::Nothing
+            }
+            ArtifactMessage::Offer(o) => match step::<Self>(&mut self.receiving, ctx, &m)? {
+                Seen::Offered if o.total_size > MAX_UPLOAD_BYTES => self.error(
+                    TOO_LARGE,
+                    format!(
+                        "artifact {} has {} octets; this endpoint takes at most {MAX_UPLOAD_BYTES}",
+                        o.artifact_id, o.total_size
+                    ),
+                    at.msg_id,
+                ),
+                Seen::Offered => {
+                    let get = ArtifactMessage::Get(ArtGet {
+                        artifact_id: o.artifact_id.clone(),
+                        ..ArtGet::default()
+                    });
+                    step::<Self>(&mut self.receiving, ctx, &get)?;
+                    Action::Send(vec![self.out(&get, None)])
+                }
+                _ => Action::Nothing,
+            },
+            ArtifactMessage::Chunk(c) => match step::<Self>(&mut self.receiving, ctx, &m)? {
+                Seen::Complete { verified: true } => {
+                    let ack = ArtifactMessage::Ack(ArtAck {
+                        artifact_id: c.artifact_id.clone(),
+                        chunk_index: c.chunk_index,
+                    });
+                    Action::Send(vec![self.out(&ack, None)])
+                }
+                _ => Action::Nothing,
+            },
+            ArtifactMessage::Err(_) => Action::Nothing,
+        })
     }
 }
 
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn the_sender_serves_ranges_and_resumes() {
         let mut a = Agent::new(P1Form::Message);
-        let m = decoded(&outs(a.handle(2, &ID, &get(BLOB, 0, 0, ""), "")));
+        let m = decoded(&outs(a.handle(2, &ID, &get(BLOB, 0, 0, ""), "", 0)));
         assert_eq!(m.len(), 26);
         // The receiver's judge verifies what we sent.
         let mut judge = Transfers::new(artifact::Config {
@@ -229,7 +229,7 @@ mod tests {
         });
         judge
             .step(
-                "",
+                Ctx::scoped(""),
                 &ArtifactMessage::Get(ArtGet {
                     artifact_id: BLOB.into(),
                     ..ArtGet::default()
@@ -238,7 +238,7 @@ mod tests {
             .unwrap();
         let mut last = None;
         for x in &m {
-            last = Some(judge.step("", x).unwrap());
+            last = Some(judge.step(Ctx::scoped(""), x).unwrap());
         }
         assert_eq!(last, Some(Seen::Complete { verified: true }));
         // A token from chunk 2 resumes at chunk 3.
@@ -250,18 +250,19 @@ mod tests {
             &ID,
             &get(BLOB, 0, 0, &c2.resume_token),
             "",
+            0,
         )));
         assert!(
             matches!(&r[1], ArtifactMessage::Chunk(c) if c.chunk_index == 3 && c.offset == 3 * CHUNK_BYTES)
         );
         // A range inside one chunk.
-        let r = decoded(&outs(a.handle(2, &ID, &get(BLOB, 10, 20, ""), "")));
+        let r = decoded(&outs(a.handle(2, &ID, &get(BLOB, 10, 20, ""), "", 0)));
         assert!(
             matches!(&r[..], [ArtifactMessage::Offer(_), ArtifactMessage::Chunk(c)] if c.data.len() == 10 && c.is_terminal && c.chunk_index == 0)
         );
         // An empty range is malformed whatever the artifact: a refused payload.
         assert_eq!(
-            code(a.handle(2, &ID, &get(BLOB, 5, 5, ""), "")),
+            code(a.handle(2, &ID, &get(BLOB, 5, 5, ""), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         for (g, want) in [
@@ -270,7 +271,7 @@ mod tests {
             (get(BLOB, 0, 0, "r1.1.2.3.zz"), "invalid_resume_token"),
             (get("nope", 0, 0, ""), "not_found"),
         ] {
-            let r = decoded(&outs(a.handle(2, &ID, &g, "")));
+            let r = decoded(&outs(a.handle(2, &ID, &g, "", 0)));
             assert!(
                 matches!(&r[..], [ArtifactMessage::Err(e)] if e.code == want),
                 "{r:?}"
@@ -302,34 +303,34 @@ mod tests {
     #[test]
     fn the_receiver_fetches_verifies_and_acknowledges() {
         let mut a = Agent::new(P1Form::Message);
-        let m = decoded(&outs(a.handle(1, &ID, &offer(b"abcdefgh"), "")));
+        let m = decoded(&outs(a.handle(1, &ID, &offer(b"abcdefgh"), "", 0)));
         assert!(matches!(&m[..], [ArtifactMessage::Get(g)] if g.artifact_id == "up" && g.end == 0));
         assert_eq!(
-            a.handle(3, &ID, &chunk(0, 0, b"abcd", false), ""),
+            a.handle(3, &ID, &chunk(0, 0, b"abcd", false), "", 0),
             Action::Nothing
         );
-        let m = decoded(&outs(a.handle(3, &ID, &chunk(1, 4, b"efgh", true), "")));
+        let m = decoded(&outs(a.handle(3, &ID, &chunk(1, 4, b"efgh", true), "", 0)));
         assert!(matches!(&m[..], [ArtifactMessage::Ack(x)] if x.chunk_index == 1));
     }
 
     #[test]
     fn the_receiver_rejects_disorder_and_corruption() {
         let mut a = Agent::new(P1Form::Message);
-        outs(a.handle(1, &ID, &offer(b"abcdefgh"), ""));
+        outs(a.handle(1, &ID, &offer(b"abcdefgh"), "", 0));
         assert_eq!(
-            code(a.handle(3, &ID, &chunk(1, 4, b"efgh", true), "")),
+            code(a.handle(3, &ID, &chunk(1, 4, b"efgh", true), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         assert_eq!(
-            a.handle(3, &ID, &chunk(0, 0, b"abcd", false), ""),
+            a.handle(3, &ID, &chunk(0, 0, b"abcd", false), "", 0),
             Action::Nothing
         );
         assert_eq!(
-            code(a.handle(3, &ID, &chunk(1, 4, b"efgX", true), "")),
+            code(a.handle(3, &ID, &chunk(1, 4, b"efgX", true), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         assert_eq!(
-            code(a.handle(6, &ID, b"", "")),
+            code(a.handle(6, &ID, b"", "", 0)),
             ErrorCode::UnsupportedMsgType
         );
     }

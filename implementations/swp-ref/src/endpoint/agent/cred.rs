@@ -14,9 +14,8 @@
 //! `ERR_UNSUPPORTED_MSG_TYPE` for an unassigned msg_type. A `CRED_ERR` from the peer is
 //! taken and ignored: the reference sends nothing it could answer.
 
-use super::{reject, Action};
-use bytes::Bytes;
-use swp_profiles::cred::{self, Chains};
+use super::{step, Action, Config, Incoming, ProfileAgent, Reject};
+use swp_profiles::cred::{Chains, CredError, CredMessage};
 use swp_profiles::p1::P1Form;
 
 /// The CRED state of one connection.
@@ -34,24 +33,28 @@ impl Agent {
             form,
         }
     }
+}
 
-    /// One envelope from the peer `scope` (its S1 identity, or empty) at `now_ms`.
-    pub fn handle(
-        &mut self,
-        msg_type: u64,
-        _msg_id: &Bytes,
-        payload: &[u8],
-        scope: &str,
-        now_ms: u64,
-    ) -> Action {
-        let m = match cred::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        match self.chains.step(now_ms, scope, &m) {
-            Ok(_) => Action::Nothing,
-            Err(e) => reject(e.code(), format!("{}: {e}", e.reply_code())),
-        }
+impl ProfileAgent for Agent {
+    type Profile = Chains;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    /// What the chains take gets no reply.
+    fn on_message(&mut self, m: CredMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        step::<Self>(&mut self.chains, at.ctx(), &m)?;
+        Ok(Action::Nothing)
+    }
+
+    /// The refusal names the `CredErr.code` too (`binding_mismatch`, `expired`, ...).
+    fn refusal(e: &CredError) -> String {
+        format!("{}: {e}", e.reply_code())
     }
 }
 
@@ -59,8 +62,9 @@ impl Agent {
 mod tests {
     use super::super::testutil::code;
     use super::*;
+    use bytes::Bytes;
     use swp_core::ErrorCode;
-    use swp_profiles::cred::CredMessage;
+    use swp_profiles::cred;
     use swp_profiles::p1::pb::cred::{CredDelegate, CredPresent};
 
     const ID: Bytes = Bytes::from_static(b"msg-000000000001");

@@ -14,11 +14,12 @@
 //! published event with a missing field, an unknown severity or a reused event_id is
 //! rejected (`ERR_INVALID_PROFILE_PAYLOAD`).
 
-use super::{reject, Action, Out};
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::events::{self, codes, EventsMessage, Seen, Stream};
 use swp_profiles::p1::pb::events::{EventRecord, EvtBatch, EvtErr, EvtPublish};
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile};
 
 /// Filter: three events at once.
 pub const TICKS: &str = "swp.test.ticks";
@@ -50,12 +51,7 @@ impl Agent {
     }
 
     fn out(&self, m: &EventsMessage, reply_to: Option<&Bytes>) -> Out {
-        Out {
-            profile_id: events::PROFILE_ID,
-            msg_type: m.msg_type(),
-            payload: events::encode(self.form, m),
-            reply_to: reply_to.cloned(),
-        }
+        Out::of::<Stream>(self.form, m, reply_to.cloned())
     }
 
     fn error(&self, code: &str, message: String, reply_to: &Bytes) -> Action {
@@ -82,37 +78,69 @@ impl Agent {
         }
     }
 
-    /// One envelope from the peer.
-    pub fn handle(
-        &mut self,
-        msg_type: u64,
-        msg_id: &Bytes,
-        payload: &[u8],
-        scope: &str,
-        now_ms: u64,
-    ) -> Action {
-        let m = match events::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
+    /// What a new subscription to `filter` sends at once.
+    fn produce(&mut self, filter: &str, msg_id: &Bytes, now_ms: u64) -> Action {
+        let mut outs = Vec::new();
+        match filter {
+            TICKS => {
+                for _ in 0..COUNT {
+                    let r = self.tick(msg_id);
+                    let m = EventsMessage::Publish(EvtPublish { event: Some(r) });
+                    // Our own events pass our own stream first.
+                    if self.stream.step(Ctx::new(now_ms, OWN), &m).is_ok() {
+                        outs.push(self.out(&m, None));
+                    }
+                }
+            }
+            BATCH => {
+                let events = (0..COUNT).map(|_| self.tick(msg_id)).collect();
+                let m = EventsMessage::Batch(EvtBatch { events });
+                if self.stream.step(Ctx::new(now_ms, OWN), &m).is_ok() {
+                    outs.push(self.out(&m, None));
+                }
+            }
+            _ => {}
+        }
+        Action::from_outs(outs)
+    }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Stream;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: EventsMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let Incoming {
+            msg_id,
+            scope,
+            now_ms,
+        } = at;
         let echoing = self.stream.is_subscribed(scope, ECHO);
-        match &m {
+        Ok(match &m {
             EventsMessage::Publish(_) | EventsMessage::Batch(_) => {
-                match self.stream.step(now_ms, scope, &m) {
-                    Err(e) => reject(e.code(), e),
+                step::<Self>(&mut self.stream, at.ctx(), &m)?;
+                if echoing {
                     // Delivered back as it came, re-encoded: unknown fields do not travel,
                     // the known ones do unchanged (EVENTS-011, EVENTS-014).
-                    Ok(_) if echoing => Action::Send(vec![self.out(&m, None)]),
-                    Ok(_) => Action::Nothing,
+                    Action::Send(vec![self.out(&m, None)])
+                } else {
+                    Action::Nothing
                 }
             }
             EventsMessage::Subscribe(s) => {
                 if ![TICKS, BATCH, ECHO].contains(&s.filter.as_str()) {
-                    return self.error(
+                    return Ok(self.error(
                         codes::UNKNOWN_FILTER,
                         format!("no stream named {:?}", s.filter),
                         msg_id,
-                    );
+                    ));
                 }
                 match self.stream.subscribe(scope, &s.filter) {
                     Err(e) => self.error(e.reply_code(), e.to_string(), msg_id),
@@ -127,33 +155,7 @@ impl Agent {
                 }
             }
             EventsMessage::Err(_) => Action::Nothing,
-        }
-    }
-
-    /// What a new subscription to `filter` sends at once.
-    fn produce(&mut self, filter: &str, msg_id: &Bytes, now_ms: u64) -> Action {
-        let mut outs = Vec::new();
-        match filter {
-            TICKS => {
-                for _ in 0..COUNT {
-                    let r = self.tick(msg_id);
-                    let m = EventsMessage::Publish(EvtPublish { event: Some(r) });
-                    // Our own events pass our own stream first.
-                    if self.stream.step(now_ms, OWN, &m).is_ok() {
-                        outs.push(self.out(&m, None));
-                    }
-                }
-            }
-            BATCH => {
-                let events = (0..COUNT).map(|_| self.tick(msg_id)).collect();
-                let m = EventsMessage::Batch(EvtBatch { events });
-                if self.stream.step(now_ms, OWN, &m).is_ok() {
-                    outs.push(self.out(&m, None));
-                }
-            }
-            _ => {}
-        }
-        Action::from_outs(outs)
+        })
     }
 }
 

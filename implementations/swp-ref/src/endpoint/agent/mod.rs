@@ -1,8 +1,9 @@
 //! The reference endpoint as the SWP-* test agent of classes C3 and C4: SWP-RPC (12),
-//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5's
-//! SWP-CRED (15) and SWP-POLICYHINT (16) (docs/profiles.md), each with
-//! deterministic behaviour a vector can state exactly (the test-agent convention of
-//! docs/profiles.md): RPC methods, event streams, artifacts and states.
+//! SWP-EVENTS (13), SWP-ARTIFACT (14), SWP-STATE (17) and SWP-OBS (18), and of C5:
+//! SWP-AGDISC (10), SWP-TOOLDISC (11), SWP-CRED (15), SWP-POLICYHINT (16) and SWP-RELAY (19)
+//! (docs/profiles.md, one section per profile), each with deterministic behaviour a vector
+//! can state exactly (the test-agent convention of docs/profiles.md): RPC methods, event
+//! streams, artifacts and states.
 //!
 //! Every profile keeps its `swp_profiles` machine for the channel and feeds it what the
 //! peer sends *and* what the agent sends, as the A2A agent does: a peer's breach is
@@ -13,6 +14,12 @@
 //! frame carrying the canonical code. A valid request the agent cannot serve (an unknown
 //! method, filter, artifact or state) is answered with the profile's own message
 //! (`RPC_ERR`, `EVT_ERR`, `ART_ERR`, `STATE_ERR`).
+//!
+//! That shared path (decode, hand the message to the profile's agent, send a refusal as an
+//! error frame) is written once, in [`ProfileAgent::handle`]; each profile's module only says
+//! what its agent does with a decoded message. The agents are the profiles of
+//! `swp_profiles::for_each_profile!`, the list the channel is generated from: one module here
+//! per entry, named as the profile's module.
 
 pub mod agdisc;
 pub mod artifact;
@@ -27,21 +34,12 @@ pub mod tooldisc;
 
 use super::reply::Reject;
 use bytes::Bytes;
+use swp_core::ErrorCode;
 use swp_profiles::p1::P1Form;
+use swp_profiles::{Ctx, Profile, WireError};
 
-/// The profiles the agent serves.
-pub const PROFILES: [u64; 10] = [
-    swp_profiles::agdisc::PROFILE_ID,
-    swp_profiles::tooldisc::PROFILE_ID,
-    swp_profiles::rpc::PROFILE_ID,
-    swp_profiles::events::PROFILE_ID,
-    swp_profiles::artifact::PROFILE_ID,
-    swp_profiles::state::PROFILE_ID,
-    swp_profiles::obs::PROFILE_ID,
-    swp_profiles::cred::PROFILE_ID,
-    swp_profiles::policyhint::PROFILE_ID,
-    swp_profiles::relay::PROFILE_ID,
-];
+/// The profiles the agent serves: the channel's, from the same list.
+pub use swp_profiles::channel::PROFILES;
 
 /// Whether the agent serves `profile_id`.
 pub fn serves(profile_id: u64) -> bool {
@@ -89,6 +87,18 @@ pub struct Out {
     pub reply_to: Option<Bytes>,
 }
 
+impl Out {
+    /// `m` of profile `P`, encoded in `form`.
+    fn of<P: Profile>(form: P1Form, m: &P::Message, reply_to: Option<Bytes>) -> Out {
+        Out {
+            profile_id: P::ID,
+            msg_type: P::msg_type(m),
+            payload: P::encode(form, m),
+            reply_to,
+        }
+    }
+}
+
 /// What the connection should do with one envelope of an agent profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -111,107 +121,162 @@ impl Action {
 }
 
 /// A refusal with its canonical code.
-fn reject(code: swp_core::ErrorCode, detail: impl std::fmt::Display) -> Action {
-    Action::Reject(Reject::profile(code, detail.to_string()))
+fn refusal(code: ErrorCode, detail: impl std::fmt::Display) -> Reject {
+    Reject::profile(code, detail.to_string())
 }
 
-/// One connection's agent: the five profiles' state.
-#[derive(Debug)]
-pub struct Agent {
-    rpc: rpc::Agent,
-    events: events::Agent,
-    obs: obs::Agent,
-    artifact: artifact::Agent,
-    state: state::Agent,
-    cred: cred::Agent,
-    policyhint: policyhint::Agent,
-    agdisc: agdisc::Agent,
-    tooldisc: tooldisc::Agent,
-    relay: relay::Agent,
+/// The envelope a decoded message came in, as far as an agent needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    /// Its msg_id, which a direct answer reuses.
+    pub msg_id: &'a Bytes,
+    /// The peer's scope: its S1 identity, or empty.
+    pub scope: &'a str,
+    /// The connection's clock.
+    pub now_ms: u64,
 }
 
-impl Agent {
-    /// An agent speaking P1 payloads in `form`.
-    pub fn new(config: Config, form: P1Form) -> Self {
-        Agent {
-            rpc: rpc::Agent::new(config.clone(), form),
-            events: events::Agent::new(form),
-            obs: obs::Agent::new(form),
-            artifact: artifact::Agent::new(form),
-            state: state::Agent::new(form),
-            cred: cred::Agent::new(form),
-            policyhint: policyhint::Agent::new(
-                swp_profiles::policyhint::Config {
-                    unknown_keys: config.policyhint_unknown_keys,
-                    conflicts: config.policyhint_conflicts,
-                    ..swp_profiles::policyhint::Config::default()
-                },
-                form,
-            ),
-            agdisc: agdisc::Agent::new(form),
-            tooldisc: tooldisc::Agent::new(form),
-            relay: relay::Agent::new(form),
-        }
+impl<'a> Incoming<'a> {
+    /// The context the profile's machine steps the peer's message in.
+    pub fn ctx(&self) -> Ctx<'a> {
+        Ctx::new(self.now_ms, self.scope)
+    }
+}
+
+/// The message type of `A`'s profile.
+type Msg<A> = <<A as ProfileAgent>::Profile as Profile>::Message;
+/// What a step of `A`'s profile saw.
+type Seen<A> = <<A as ProfileAgent>::Profile as Profile>::Seen;
+/// A refusal by `A`'s profile's machine.
+type Refused<A> = <<A as ProfileAgent>::Profile as Profile>::Error;
+
+/// One profile's part of the agent: its state on one connection and what it does with a
+/// message of its profile from the peer.
+pub trait ProfileAgent: Sized {
+    /// The profile, whose machine judges what the peer and the agent send.
+    type Profile: Profile;
+
+    /// The state of a new connection.
+    fn for_connection(config: &Config, form: P1Form) -> Self;
+
+    /// The P1 form it speaks.
+    fn form(&self) -> P1Form;
+
+    /// A message from the peer that its profile decoded; `Err` is sent as an error frame.
+    fn on_message(&mut self, m: Msg<Self>, at: Incoming<'_>) -> Result<Action, Reject>;
+
+    /// The detail of the error frame for a refusal by the profile's machine.
+    fn refusal(e: &Refused<Self>) -> String {
+        e.to_string()
     }
 
-    /// Handles one accepted envelope of an agent profile from the peer `scope` (its S1
-    /// identity, or empty), at `now_ms`.
-    pub fn handle(
+    /// When [`ProfileAgent::on_timer`] should next run, if anything waits.
+    fn next_deadline(&self) -> Option<u64> {
+        None
+    }
+
+    /// Time passed: what became due.
+    fn on_timer(&mut self, _now_ms: u64) -> Vec<Out> {
+        Vec::new()
+    }
+
+    /// One envelope from the peer `scope` (its S1 identity, or empty) at `now_ms`: a payload
+    /// its profile does not decode (a missing required field, an unassigned msg_type) is
+    /// rejected with the payload's canonical code, and a decoded one goes to
+    /// [`ProfileAgent::on_message`].
+    fn handle(
         &mut self,
-        profile_id: u64,
         msg_type: u64,
         msg_id: &Bytes,
         payload: &[u8],
         scope: &str,
         now_ms: u64,
     ) -> Action {
-        match profile_id {
-            swp_profiles::rpc::PROFILE_ID => {
-                self.rpc.handle(msg_type, msg_id, payload, scope, now_ms)
-            }
-            swp_profiles::events::PROFILE_ID => {
-                self.events.handle(msg_type, msg_id, payload, scope, now_ms)
-            }
-            swp_profiles::obs::PROFILE_ID => self.obs.handle(msg_type, msg_id, payload, scope),
-            swp_profiles::artifact::PROFILE_ID => {
-                self.artifact.handle(msg_type, msg_id, payload, scope)
-            }
-            swp_profiles::state::PROFILE_ID => self.state.handle(msg_type, msg_id, payload),
-            swp_profiles::cred::PROFILE_ID => {
-                self.cred.handle(msg_type, msg_id, payload, scope, now_ms)
-            }
-            swp_profiles::policyhint::PROFILE_ID => {
-                self.policyhint.handle(msg_type, msg_id, payload)
-            }
-            swp_profiles::agdisc::PROFILE_ID => {
-                self.agdisc.handle(msg_type, msg_id, payload, scope, now_ms)
-            }
-            swp_profiles::tooldisc::PROFILE_ID => {
-                self.tooldisc.handle(msg_type, msg_id, payload, scope)
-            }
-            swp_profiles::relay::PROFILE_ID => self.relay.handle(msg_type, payload, scope, now_ms),
-            _ => Action::Nothing,
-        }
+        let m = match Self::Profile::decode(self.form(), msg_type, payload) {
+            Ok(m) => m,
+            Err(e) => return Action::Reject(refusal(WireError::code(&e), e)),
+        };
+        let at = Incoming {
+            msg_id,
+            scope,
+            now_ms,
+        };
+        self.on_message(m, at).unwrap_or_else(Action::Reject)
     }
+}
 
-    /// When [`Agent::on_timer`] should next run, if anything waits.
-    pub fn next_deadline(&self) -> Option<u64> {
-        match (self.rpc.next_deadline(), self.relay.next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+/// The error frame for a refusal by `A`'s profile's machine.
+fn refuse<A: ProfileAgent>(e: &Refused<A>) -> Reject {
+    refusal(e.code(), A::refusal(e))
+}
+
+/// Steps `machine` (of `A`'s profile) with a message from the peer; a refusal is `A`'s
+/// error frame.
+fn step<A: ProfileAgent>(
+    machine: &mut A::Profile,
+    ctx: Ctx<'_>,
+    m: &Msg<A>,
+) -> Result<Seen<A>, Reject> {
+    machine.step(ctx, m).map_err(|e| refuse::<A>(&e))
+}
+
+/// One connection's agent: every profile's state, one field per entry of the profile list.
+macro_rules! agent {
+    ($(($module:ident, $Variant:ident, $Machine:ty, $name:literal)),* $(,)?) => {
+        /// One connection's agent: every profile's state.
+        #[derive(Debug)]
+        pub struct Agent {
+            $($module: $module::Agent,)*
         }
-    }
 
+        impl Agent {
+            /// An agent speaking P1 payloads in `form`.
+            pub fn new(config: Config, form: P1Form) -> Self {
+                Agent {
+                    $($module: ProfileAgent::for_connection(&config, form),)*
+                }
+            }
+
+            /// Handles one accepted envelope of an agent profile from the peer `scope` (its
+            /// S1 identity, or empty), at `now_ms`.
+            pub fn handle(
+                &mut self,
+                profile_id: u64,
+                msg_type: u64,
+                msg_id: &Bytes,
+                payload: &[u8],
+                scope: &str,
+                now_ms: u64,
+            ) -> Action {
+                $(
+                    if profile_id == <<$module::Agent as ProfileAgent>::Profile as Profile>::ID {
+                        return self.$module.handle(msg_type, msg_id, payload, scope, now_ms);
+                    }
+                )*
+                Action::Nothing
+            }
+
+            /// When [`Agent::on_timer`] should next run, if anything waits.
+            pub fn next_deadline(&self) -> Option<u64> {
+                [$(self.$module.next_deadline()),*].into_iter().flatten().min()
+            }
+
+            /// Time passed: what became due, profile by profile in the list's order.
+            pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
+                let mut outs = Vec::new();
+                $(outs.extend(self.$module.on_timer(now_ms));)*
+                outs
+            }
+        }
+    };
+}
+
+swp_profiles::for_each_profile!(agent);
+
+impl Agent {
     /// Whether anything waits for a deadline.
     pub fn has_timers(&self) -> bool {
         self.next_deadline().is_some()
-    }
-
-    /// Time passed: what became due.
-    pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
-        let mut outs = self.rpc.on_timer(now_ms);
-        outs.extend(self.relay.on_timer(now_ms));
-        outs
     }
 }
 

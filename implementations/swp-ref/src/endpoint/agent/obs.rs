@@ -4,11 +4,11 @@
 //! context in effect stays. `OBS_GET` is answered with `OBS_DOC` on the request's msg_id:
 //! the context in effect octet for octet, or an empty document when none was set.
 
-use super::{reject, Action, Out};
-use bytes::Bytes;
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use swp_profiles::obs::{self, Contexts, ObsMessage, Seen};
 use swp_profiles::p1::pb::obs::ObsDoc;
 use swp_profiles::p1::P1Form;
+use swp_profiles::Profile;
 
 /// The OBS state of one connection.
 #[derive(Debug)]
@@ -25,30 +25,33 @@ impl Agent {
             form,
         }
     }
+}
 
-    /// One envelope from the peer.
-    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8], scope: &str) -> Action {
-        let m = match obs::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
+impl ProfileAgent for Agent {
+    type Profile = Contexts;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: ObsMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let Seen::Snapshot { current, .. } = step::<Self>(&mut self.contexts, at.ctx(), &m)? else {
+            return Ok(Action::Nothing);
         };
-        match self.contexts.step(scope, &m) {
-            Err(e) => reject(e.code(), e),
-            Ok(Seen::Snapshot { current, .. }) => {
-                let doc = ObsMessage::Doc(current.map_or_else(ObsDoc::default, |c| c.to_doc()));
-                // Our answer passes our own judge: the context comes back unchanged.
-                if self.contexts.step(scope, &doc).is_err() {
-                    return Action::Nothing;
-                }
-                Action::Send(vec![Out {
-                    profile_id: obs::PROFILE_ID,
-                    msg_type: doc.msg_type(),
-                    payload: obs::encode(self.form, &doc),
-                    reply_to: Some(msg_id.clone()),
-                }])
-            }
-            Ok(_) => Action::Nothing,
+        let doc = ObsMessage::Doc(current.map_or_else(ObsDoc::default, |c| c.to_doc()));
+        // Our answer passes our own judge: the context comes back unchanged.
+        if self.contexts.step(at.ctx(), &doc).is_err() {
+            return Ok(Action::Nothing);
         }
+        Ok(Action::Send(vec![Out::of::<Contexts>(
+            self.form,
+            &doc,
+            Some(at.msg_id.clone()),
+        )]))
     }
 }
 
@@ -56,6 +59,7 @@ impl Agent {
 mod tests {
     use super::super::testutil::{code, outs};
     use super::*;
+    use bytes::Bytes;
     use swp_core::ErrorCode;
     use swp_profiles::p1::pb::obs::{ObsGet, ObsSet};
 
@@ -81,7 +85,7 @@ mod tests {
                 include_current: true,
             }),
         );
-        let o = outs(a.handle(2, &ID, &g, ""));
+        let o = outs(a.handle(2, &ID, &g, "", 0));
         match obs::decode(P1Form::Message, o[0].msg_type, &o[0].payload).unwrap() {
             ObsMessage::Doc(d) => d,
             other => panic!("{other:?}"),
@@ -92,7 +96,10 @@ mod tests {
     fn context_round_trips_exactly_and_invalid_ones_change_nothing() {
         let mut a = Agent::new(P1Form::Message);
         assert_eq!(get(&mut a), ObsDoc::default());
-        assert_eq!(a.handle(1, &ID, &set(TP, "b=2, a=1"), ""), Action::Nothing);
+        assert_eq!(
+            a.handle(1, &ID, &set(TP, "b=2, a=1"), "", 0),
+            Action::Nothing
+        );
         let d = get(&mut a);
         assert_eq!(
             (d.traceparent.as_str(), d.tracestate.as_str()),
@@ -100,12 +107,12 @@ mod tests {
         );
         assert_eq!(&d.rpc_id[..], b"r1");
         assert_eq!(
-            code(a.handle(1, &ID, &set(&TP.to_uppercase(), ""), "")),
+            code(a.handle(1, &ID, &set(&TP.to_uppercase(), ""), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         assert_eq!(get(&mut a).traceparent, TP);
         assert_eq!(
-            code(a.handle(5, &ID, b"", "")),
+            code(a.handle(5, &ID, b"", "", 0)),
             ErrorCode::UnsupportedMsgType
         );
     }

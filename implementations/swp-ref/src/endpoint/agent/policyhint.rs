@@ -20,11 +20,11 @@
 //! Acknowledgements, violations and errors from the peer are taken and ignored: the
 //! reference sends no hints of its own.
 
-use super::{reject, Action, Out};
+use super::{step, Action, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::p1::pb::policyhint::{PolicyHintAck, PolicyViolation};
 use swp_profiles::p1::P1Form;
-use swp_profiles::policyhint::{self, codes, Mode, Policy, PolicyMessage, Seen};
+use swp_profiles::policyhint::{self, codes, Mode, Policy, PolicyError, PolicyMessage, Seen};
 
 /// The value of `swp.test.region` the reference satisfies.
 pub const SATISFIED_REGION: &str = "eu";
@@ -48,30 +48,38 @@ impl Agent {
     }
 
     fn out(&self, m: &PolicyMessage, reply_to: Option<Bytes>) -> Out {
-        Out {
-            profile_id: policyhint::PROFILE_ID,
-            msg_type: m.msg_type(),
-            payload: policyhint::encode(self.form, m),
-            reply_to,
-        }
+        Out::of::<Policy>(self.form, m, reply_to)
+    }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Policy;
+
+    fn for_connection(config: &super::Config, form: P1Form) -> Self {
+        Agent::new(
+            policyhint::Config {
+                unknown_keys: config.policyhint_unknown_keys,
+                conflicts: config.policyhint_conflicts,
+                ..policyhint::Config::default()
+            },
+            form,
+        )
     }
 
-    /// One envelope from the peer.
-    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8]) -> Action {
-        let m = match policyhint::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        let (effective, unknown) = match self.policy.step(&m) {
-            Err(e) => return reject(e.code(), format!("{}: {e}", e.reply_code())),
-            Ok(Seen::HintSet { effective, unknown }) => (effective, unknown),
-            Ok(_) => return Action::Nothing,
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: PolicyMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let Seen::HintSet { effective, unknown } = step::<Self>(&mut self.policy, at.ctx(), &m)?
+        else {
+            return Ok(Action::Nothing);
         };
         self.acks += 1;
         let ack = PolicyMessage::HintAck(PolicyHintAck {
             ack_id: format!("ack-{}", self.acks),
         });
-        let mut outs = vec![self.out(&ack, Some(msg_id.clone()))];
+        let mut outs = vec![self.out(&ack, Some(at.msg_id.clone()))];
         for e in effective {
             let unmet = e.key == policyhint::policy::REFERENCE_KEY && e.value != SATISFIED_REGION;
             if e.mode == Mode::Must && unmet {
@@ -93,7 +101,12 @@ impl Agent {
                 outs.push(self.out(&v, None));
             }
         }
-        Action::Send(outs)
+        Ok(Action::Send(outs))
+    }
+
+    /// The refusal names the `PolicyErr.code` too (`unsatisfiable`, `unknown_key`, ...).
+    fn refusal(e: &PolicyError) -> String {
+        format!("{}: {e}", e.reply_code())
     }
 }
 
@@ -135,6 +148,8 @@ mod tests {
                 (r, "mars", "SHOULD", "t2"),
                 (r, "eu", "MUST", ""),
             ]),
+            "",
+            0,
         ));
         assert_eq!(o.len(), 2);
         assert_eq!((o[0].msg_type, o[0].reply_to.clone()), (2, Some(ID)));
@@ -149,11 +164,11 @@ mod tests {
         );
         // Unknown keys are ignored; a bad mode is refused.
         assert_eq!(
-            outs(a.handle(1, &ID, &set(&[("x.y", "1", "MUST", "")]))).len(),
+            outs(a.handle(1, &ID, &set(&[("x.y", "1", "MUST", "")]), "", 0)).len(),
             1
         );
         assert_eq!(
-            code(a.handle(1, &ID, &set(&[(r, "eu", "must", "")]))),
+            code(a.handle(1, &ID, &set(&[(r, "eu", "must", "")]), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
     }

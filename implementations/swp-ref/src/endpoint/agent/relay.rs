@@ -19,12 +19,13 @@
 //! from the peer change nothing. A publish without a delivery_id, an unassigned msg_type,
 //! and an ACK or NACK naming no delivery are rejected.
 
-use super::{reject, Action, Out};
+use super::{refusal, step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_core::ErrorCode;
 use swp_profiles::p1::pb::relay::{RelayNack, RelayPublish};
 use swp_profiles::p1::P1Form;
 use swp_profiles::relay::{self, codes, Deliveries, RelayMessage, Seen};
+use swp_profiles::{Ctx, Profile};
 
 /// The topic whose consumer is the publishing connection.
 pub const LOOP_TOPIC: &str = "swp.test.loop";
@@ -69,13 +70,8 @@ impl Agent {
 
     /// Our own message: it passes our machine first, then goes out under a fresh msg_id.
     fn own(&mut self, now_ms: u64, m: &RelayMessage, outs: &mut Vec<Out>) {
-        if self.deliveries.step(now_ms, OWN, m).is_ok() {
-            outs.push(Out {
-                profile_id: relay::PROFILE_ID,
-                msg_type: m.msg_type(),
-                payload: relay::encode(self.form, m),
-                reply_to: None,
-            });
+        if self.deliveries.step(Ctx::new(now_ms, OWN), m).is_ok() {
+            outs.push(Out::of::<Deliveries>(self.form, m, None));
         }
     }
 
@@ -93,31 +89,36 @@ impl Agent {
             .iter()
             .position(|f| f.publish.delivery_id == *delivery_id)
     }
+}
 
-    /// One envelope from the peer.
-    pub fn handle(&mut self, msg_type: u64, payload: &[u8], scope: &str, now_ms: u64) -> Action {
-        let m = match relay::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
+impl ProfileAgent for Agent {
+    type Profile = Deliveries;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: RelayMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let now_ms = at.now_ms;
         if let RelayMessage::Publish(p) = &m {
             if p.topic == GATED_TOPIC {
-                return reject(
+                return Err(refusal(
                     ErrorCode::SecurityPolicy,
                     format!("publishing on {GATED_TOPIC} is not allowed"),
-                );
+                ));
             }
             if p.topic == LOOP_TOPIC && self.flights.len() >= MAX_IN_FLIGHT {
-                return reject(
+                return Err(refusal(
                     ErrorCode::RateLimitExceeded,
                     format!("more than {MAX_IN_FLIGHT} loop deliveries in flight"),
-                );
+                ));
             }
         }
-        let seen = match self.deliveries.step(now_ms, scope, &m) {
-            Ok(s) => s,
-            Err(e) => return reject(e.code(), e),
-        };
+        let seen = step::<Self>(&mut self.deliveries, at.ctx(), &m)?;
         let mut outs = Vec::new();
         match (&m, seen) {
             (RelayMessage::Publish(p), Seen::Published) if p.topic == LOOP_TOPIC => {
@@ -166,16 +167,16 @@ impl Agent {
             // Duplicates are not delivered again; statuses and errors change nothing.
             _ => {}
         }
-        Action::from_outs(outs)
+        Ok(Action::from_outs(outs))
     }
 
-    /// When [`Agent::on_timer`] should next run, if a delivery waits.
-    pub fn next_deadline(&self) -> Option<u64> {
+    /// When [`ProfileAgent::on_timer`] should next run, if a delivery waits.
+    fn next_deadline(&self) -> Option<u64> {
         self.flights.iter().map(|f| f.due_ms).min()
     }
 
     /// Retries and dead letters that are due, earliest first.
-    pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
+    fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
         let mut outs = Vec::new();
         while let Some(i) = self
             .flights
@@ -217,6 +218,8 @@ mod tests {
     use super::*;
     use swp_profiles::p1::pb::relay::RelayAck;
 
+    const ID: Bytes = Bytes::from_static(b"msg-000000000001");
+
     fn enc(m: &RelayMessage) -> Vec<u8> {
         relay::encode(P1Form::Message, m)
     }
@@ -238,7 +241,7 @@ mod tests {
     fn a_loop_delivery_is_retried_then_dead_lettered() {
         let mut a = Agent::new(P1Form::Message);
         let p = publish(b"d-1", LOOP_TOPIC);
-        let o = outs(a.handle(1, &enc(&p), "", 0));
+        let o = outs(a.handle(1, &ID, &enc(&p), "", 0));
         assert_eq!(o.len(), 1);
         assert_eq!(decode(&o[0]), p);
         assert_eq!(a.next_deadline(), Some(500));
@@ -260,39 +263,42 @@ mod tests {
     #[test]
     fn an_ack_settles_and_a_duplicate_is_not_delivered() {
         let mut a = Agent::new(P1Form::Message);
-        outs(a.handle(1, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 0));
+        outs(a.handle(1, &ID, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 0));
         let ack = RelayMessage::Ack(RelayAck {
             delivery_id: Bytes::from_static(b"d-1"),
         });
-        assert!(outs(a.handle(2, &enc(&ack), "", 10)).is_empty());
+        assert!(outs(a.handle(2, &ID, &enc(&ack), "", 10)).is_empty());
         assert_eq!(a.next_deadline(), None);
-        assert!(outs(a.handle(1, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 20)).is_empty());
+        assert!(outs(a.handle(1, &ID, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 20)).is_empty());
         // Unknown topics are dead-lettered at once; unknown deliveries and missing ids refused.
-        let o = outs(a.handle(1, &enc(&publish(b"d-2", "nowhere")), "", 30));
+        let o = outs(a.handle(1, &ID, &enc(&publish(b"d-2", "nowhere")), "", 30));
         assert!(matches!(decode(&o[0]), RelayMessage::Nack(n) if n.reason_code == codes::NO_ROUTE));
         let stray = RelayMessage::Ack(RelayAck {
             delivery_id: Bytes::from_static(b"zz"),
         });
         assert_eq!(
-            code(a.handle(2, &enc(&stray), "", 40)),
+            code(a.handle(2, &ID, &enc(&stray), "", 40)),
             ErrorCode::InvalidProfilePayload
         );
         assert_eq!(
-            code(a.handle(1, &enc(&publish(b"", LOOP_TOPIC)), "", 40)),
+            code(a.handle(1, &ID, &enc(&publish(b"", LOOP_TOPIC)), "", 40)),
             ErrorCode::InvalidProfilePayload
         );
         assert_eq!(
-            code(a.handle(6, b"", "", 40)),
+            code(a.handle(6, &ID, b"", "", 40)),
             ErrorCode::UnsupportedMsgType
         );
         let gated = enc(&publish(b"d-3", GATED_TOPIC));
-        assert_eq!(code(a.handle(1, &gated, "", 50)), ErrorCode::SecurityPolicy);
+        assert_eq!(
+            code(a.handle(1, &ID, &gated, "", 50)),
+            ErrorCode::SecurityPolicy
+        );
     }
 
     #[test]
     fn consumer_nacks_move_or_end_the_delivery() {
         let mut a = Agent::new(P1Form::Message);
-        outs(a.handle(1, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 0));
+        outs(a.handle(1, &ID, &enc(&publish(b"d-1", LOOP_TOPIC)), "", 0));
         let nack = |retryable| {
             enc(&RelayMessage::Nack(RelayNack {
                 delivery_id: Bytes::from_static(b"d-1"),
@@ -300,13 +306,13 @@ mod tests {
                 reason_code: "busy".into(),
             }))
         };
-        assert!(outs(a.handle(3, &nack(true), "", 100)).is_empty());
+        assert!(outs(a.handle(3, &ID, &nack(true), "", 100)).is_empty());
         assert_eq!(a.next_deadline(), Some(600));
         assert_eq!(a.on_timer(600).len(), 1);
-        outs(a.handle(3, &nack(true), "", 700));
+        outs(a.handle(3, &ID, &nack(true), "", 700));
         assert_eq!(a.on_timer(1_200).len(), 1);
         // The third attempt NACKed: nothing left, dead letter at once.
-        let o = outs(a.handle(3, &nack(true), "", 1_300));
+        let o = outs(a.handle(3, &ID, &nack(true), "", 1_300));
         assert!(
             matches!(decode(&o[0]), RelayMessage::Nack(n) if n.reason_code == codes::RETRY_EXHAUSTED)
         );

@@ -20,11 +20,12 @@
 //! so a peer's response, error or stream item names a call it cannot make: it is rejected
 //! unless it repeats the terminal outcome already sent.
 
-use super::{reject, Action, Config, Out};
+use super::{refusal, step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::p1::pb::rpc::{RpcErr, RpcResp, RpcStreamItem};
 use swp_profiles::p1::P1Form;
 use swp_profiles::rpc::{self, codes, Lifecycle, Outcome, RpcMessage, Seen};
+use swp_profiles::{Ctx, Profile};
 
 /// Method: the result is the params.
 pub const ECHO: &str = "swp.test.echo";
@@ -116,83 +117,6 @@ impl Agent {
             slow: Vec::new(),
             replay_ids: Vec::new(),
         }
-    }
-
-    /// One envelope from the peer.
-    pub fn handle(
-        &mut self,
-        msg_type: u64,
-        msg_id: &Bytes,
-        payload: &[u8],
-        scope: &str,
-        now_ms: u64,
-    ) -> Action {
-        let m = match rpc::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        // Every open call is the peer's: the reference calls nothing, so an outcome or a
-        // stream item from the peer for an open call would end the peer's own call in the
-        // lifecycle, and the answer the reference owes it would then be refused and never
-        // sent. Only a repeat of a terminal already sent (a closed call) goes on to the
-        // lifecycle, which reads it as a duplicate.
-        let answered = match &m {
-            RpcMessage::Resp(r) => Some(&r.rpc_id),
-            RpcMessage::Err(e) => Some(&e.rpc_id),
-            RpcMessage::StreamItem(i) => Some(&i.rpc_id),
-            _ => None,
-        };
-        if let Some(id) = answered.filter(|id| self.lifecycle.is_open(scope, id)) {
-            return reject(
-                swp_core::ErrorCode::InvalidProfilePayload,
-                format!(
-                    "rpc_id {} is a call the peer made: the peer cannot answer its own call (swp-rpc §5)",
-                    hex_id(id)
-                ),
-            );
-        }
-        let seen = match self.lifecycle.step(now_ms, scope, &m) {
-            Ok(s) => s,
-            Err(e) => return reject(e.code(), e),
-        };
-        let mut outs = Vec::new();
-        match (&m, seen) {
-            (RpcMessage::Req(r), Seen::Opened) => self.run(r, msg_id, scope, now_ms, &mut outs),
-            (RpcMessage::Req(r), Seen::Replay { outcome, .. }) => match outcome {
-                Some(o) => self.terminal(scope, &r.rpc_id, msg_id, &o, &mut outs),
-                // The original is still running: answered when it ends.
-                None => self
-                    .replay_ids
-                    .push(((scope.to_owned(), r.rpc_id.clone()), msg_id.clone())),
-            },
-            (RpcMessage::Req(r), Seen::Conflict { .. }) => {
-                let o = err(
-                    codes::IDEMPOTENCY_CONFLICT,
-                    false,
-                    "idempotency_key replayed with other method or params",
-                );
-                self.terminal(scope, &r.rpc_id, msg_id, &o, &mut outs);
-            }
-            (RpcMessage::Cancel(c), Seen::CancelRequested) => {
-                if let Some(i) = self
-                    .slow
-                    .iter()
-                    .position(|s| s.scope == scope && s.rpc_id == c.rpc_id)
-                {
-                    let s = self.slow.swap_remove(i);
-                    let why = if c.reason.is_empty() {
-                        "cancelled by the caller".to_owned()
-                    } else {
-                        format!("cancelled by the caller: {}", c.reason)
-                    };
-                    let o = err(codes::CANCELLED, false, why);
-                    self.terminal(scope, &s.rpc_id, &s.msg_id, &o, &mut outs);
-                }
-            }
-            // Duplicates, ignored cancels and a repeat of our own terminal change nothing.
-            _ => {}
-        }
-        Action::from_outs(outs)
     }
 
     /// Runs a newly opened call.
@@ -295,14 +219,9 @@ impl Agent {
         outs: &mut Vec<Out>,
     ) -> Vec<Bytes> {
         // Our own messages are stepped at no particular time: only requests use the clock.
-        match self.lifecycle.step(0, scope, &m) {
+        match self.lifecycle.step(Ctx::scoped(scope), &m) {
             Ok(seen) => {
-                outs.push(Out {
-                    profile_id: rpc::PROFILE_ID,
-                    msg_type: m.msg_type(),
-                    payload: rpc::encode(self.form, &m),
-                    reply_to: reply_to.cloned(),
-                });
+                outs.push(Out::of::<Lifecycle>(self.form, &m, reply_to.cloned()));
                 match seen {
                     Seen::Closed { waiting, .. } => waiting,
                     _ => Vec::new(),
@@ -311,14 +230,93 @@ impl Agent {
             Err(_) => Vec::new(),
         }
     }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Lifecycle;
+
+    fn for_connection(config: &Config, form: P1Form) -> Self {
+        Agent::new(config.clone(), form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: RpcMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        let Incoming {
+            msg_id,
+            scope,
+            now_ms,
+        } = at;
+        // Every open call is the peer's: the reference calls nothing, so an outcome or a
+        // stream item from the peer for an open call would end the peer's own call in the
+        // lifecycle, and the answer the reference owes it would then be refused and never
+        // sent. Only a repeat of a terminal already sent (a closed call) goes on to the
+        // lifecycle, which reads it as a duplicate.
+        let answered = match &m {
+            RpcMessage::Resp(r) => Some(&r.rpc_id),
+            RpcMessage::Err(e) => Some(&e.rpc_id),
+            RpcMessage::StreamItem(i) => Some(&i.rpc_id),
+            _ => None,
+        };
+        if let Some(id) = answered.filter(|id| self.lifecycle.is_open(scope, id)) {
+            return Err(refusal(
+                swp_core::ErrorCode::InvalidProfilePayload,
+                format!(
+                    "rpc_id {} is a call the peer made: the peer cannot answer its own call (swp-rpc §5)",
+                    hex_id(id)
+                ),
+            ));
+        }
+        let seen = step::<Self>(&mut self.lifecycle, at.ctx(), &m)?;
+        let mut outs = Vec::new();
+        match (&m, seen) {
+            (RpcMessage::Req(r), Seen::Opened) => self.run(r, msg_id, scope, now_ms, &mut outs),
+            (RpcMessage::Req(r), Seen::Replay { outcome, .. }) => match outcome {
+                Some(o) => self.terminal(scope, &r.rpc_id, msg_id, &o, &mut outs),
+                // The original is still running: answered when it ends.
+                None => self
+                    .replay_ids
+                    .push(((scope.to_owned(), r.rpc_id.clone()), msg_id.clone())),
+            },
+            (RpcMessage::Req(r), Seen::Conflict { .. }) => {
+                let o = err(
+                    codes::IDEMPOTENCY_CONFLICT,
+                    false,
+                    "idempotency_key replayed with other method or params",
+                );
+                self.terminal(scope, &r.rpc_id, msg_id, &o, &mut outs);
+            }
+            (RpcMessage::Cancel(c), Seen::CancelRequested) => {
+                if let Some(i) = self
+                    .slow
+                    .iter()
+                    .position(|s| s.scope == scope && s.rpc_id == c.rpc_id)
+                {
+                    let s = self.slow.swap_remove(i);
+                    let why = if c.reason.is_empty() {
+                        "cancelled by the caller".to_owned()
+                    } else {
+                        format!("cancelled by the caller: {}", c.reason)
+                    };
+                    let o = err(codes::CANCELLED, false, why);
+                    self.terminal(scope, &s.rpc_id, &s.msg_id, &o, &mut outs);
+                }
+            }
+            // Duplicates, ignored cancels and a repeat of our own terminal change nothing.
+            _ => {}
+        }
+        Ok(Action::from_outs(outs))
+    }
 
     /// The earliest slow call's deadline.
-    pub fn next_deadline(&self) -> Option<u64> {
+    fn next_deadline(&self) -> Option<u64> {
         self.slow.iter().map(|s| s.due_ms).min()
     }
 
     /// Ends every slow call that is due, earliest first.
-    pub fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
+    fn on_timer(&mut self, now_ms: u64) -> Vec<Out> {
         let mut outs = Vec::new();
         while let Some(i) = self
             .slow

@@ -9,11 +9,12 @@
 //! stored message unchanged, or with `STATE_ERR` `not_found` (`ERR_NOT_FOUND`), the same
 //! every time.
 
-use super::{reject, Action, Out};
+use super::{refuse, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use swp_profiles::p1::pb::state::{StateErr, StatePut};
 use swp_profiles::p1::P1Form;
 use swp_profiles::state::{self, IdScheme, Seen, StateMessage, Store, StoreError};
+use swp_profiles::Profile;
 
 /// The blob of the state the reference holds from the start.
 pub const ROOT_BLOB: &[u8] = b"swp-test root";
@@ -48,20 +49,22 @@ impl Agent {
     }
 
     fn answer(&self, m: &StateMessage, reply_to: &Bytes) -> Action {
-        Action::Send(vec![Out {
-            profile_id: state::PROFILE_ID,
-            msg_type: m.msg_type(),
-            payload: state::encode(self.form, m),
-            reply_to: Some(reply_to.clone()),
-        }])
+        Action::Send(vec![Out::of::<Store>(self.form, m, Some(reply_to.clone()))])
+    }
+}
+
+impl ProfileAgent for Agent {
+    type Profile = Store;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
     }
 
-    /// One envelope from the peer.
-    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8]) -> Action {
-        let m = match state::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: StateMessage, at: Incoming<'_>) -> Result<Action, Reject> {
         // The peer's GET is answered here, not fed to the store's machine: that machine
         // judges one channel carrying both sides and records a GET as pending, so a PUT
         // answering it skips the parent check. The GETs this endpoint answers are the peer's
@@ -72,10 +75,10 @@ impl Agent {
                 Some(entry) => Ok(Seen::Found(entry.clone())),
                 None => Err(StoreError::NotFound(hex(&g.state_id))),
             },
-            _ => self.store.step(&m),
+            _ => self.store.step(at.ctx(), &m),
         };
-        match seen {
-            Ok(Seen::Found(entry)) => self.answer(&entry.to_message(), msg_id),
+        Ok(match seen {
+            Ok(Seen::Found(entry)) => self.answer(&entry.to_message(), at.msg_id),
             Err(e @ StoreError::NotFound(_)) => {
                 let id = match &m {
                     StateMessage::Get(g) => hex(&g.state_id),
@@ -86,12 +89,12 @@ impl Agent {
                         code: e.reply_code().into(),
                         message: format!("{}: no state {id}", e.code().as_str()),
                     }),
-                    msg_id,
+                    at.msg_id,
                 )
             }
-            Err(e) => reject(e.code(), e),
+            Err(e) => return Err(refuse::<Self>(&e)),
             Ok(_) => Action::Nothing,
-        }
+        })
     }
 }
 
@@ -121,7 +124,7 @@ mod tests {
         let g = enc(StateMessage::Get(StateGet {
             state_id: id.clone(),
         }));
-        let o = outs(a.handle(2, &ID, &g));
+        let o = outs(a.handle(2, &ID, &g, "", 0));
         state::decode(P1Form::Message, o[0].msg_type, &o[0].payload).unwrap()
     }
 
@@ -133,7 +136,7 @@ mod tests {
         assert!(matches!(get(&mut a, &root), StateMessage::Put(p) if p.blob == ROOT_BLOB));
         let child = id(b"c");
         assert_eq!(
-            a.handle(1, &ID, &put(b"c", child.clone(), vec![root.clone()])),
+            a.handle(1, &ID, &put(b"c", child.clone(), vec![root.clone()]), "", 0),
             Action::Nothing
         );
         assert!(
@@ -145,7 +148,7 @@ mod tests {
             delta: Bytes::from_static(b"\xff\x00 anything"),
             parent_ids: vec![child.clone()],
         });
-        assert_eq!(a.handle(3, &ID, &enc(d.clone())), Action::Nothing);
+        assert_eq!(a.handle(3, &ID, &enc(d.clone()), "", 0), Action::Nothing);
         assert_eq!(get(&mut a, &id(b"d")), d);
         // Missing: the same answer every time.
         let m1 = get(&mut a, &id(b"zz"));
@@ -160,15 +163,18 @@ mod tests {
         let mut a = Agent::new(P1Form::Message);
         let id = |b: &[u8]| IdScheme::Sha256.content_id(b);
         assert_eq!(
-            code(a.handle(1, &ID, &put(b"x", id(b"y"), vec![]))),
+            code(a.handle(1, &ID, &put(b"x", id(b"y"), vec![]), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         assert!(matches!(get(&mut a, &id(b"y")), StateMessage::Err(_)));
         assert_eq!(
-            code(a.handle(1, &ID, &put(b"x", id(b"x"), vec![id(b"nope")]))),
+            code(a.handle(1, &ID, &put(b"x", id(b"x"), vec![id(b"nope")]), "", 0)),
             ErrorCode::InvalidProfilePayload
         );
         assert!(matches!(get(&mut a, &id(b"x")), StateMessage::Err(_)));
-        assert_eq!(code(a.handle(5, &ID, b"")), ErrorCode::UnsupportedMsgType);
+        assert_eq!(
+            code(a.handle(5, &ID, b"", "", 0)),
+            ErrorCode::UnsupportedMsgType
+        );
     }
 }

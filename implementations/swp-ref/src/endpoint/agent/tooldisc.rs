@@ -15,7 +15,7 @@
 //! schema reference is rejected, `ERR_INVALID_PROFILE_PAYLOAD`) and otherwise taken
 //! silently. What the agent sends goes through the same judge first.
 
-use super::{reject, Action, Out};
+use super::{step, Action, Config, Incoming, Out, ProfileAgent, Reject};
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use swp_profiles::p1::pb::tooldisc::{
@@ -23,6 +23,7 @@ use swp_profiles::p1::pb::tooldisc::{
 };
 use swp_profiles::p1::P1Form;
 use swp_profiles::tooldisc::{self, codes, Catalog, TooldiscMessage};
+use swp_profiles::Profile;
 
 /// The catalog: (tool_id, name, version, schema_ref, descriptor_payload).
 pub const TOOLS: [(&str, &str, &str, &str, &str); 4] = [
@@ -162,31 +163,35 @@ impl Agent {
             ),
         }
     }
+}
 
-    /// One envelope from the peer `scope`.
-    pub fn handle(&mut self, msg_type: u64, msg_id: &Bytes, payload: &[u8], scope: &str) -> Action {
-        let m = match tooldisc::decode(self.form, msg_type, payload) {
-            Ok(m) => m,
-            Err(e) => return reject(e.code(), e),
-        };
-        if let Err(e) = self.judge.step(scope, &m) {
-            return reject(e.code(), e);
-        }
+impl ProfileAgent for Agent {
+    type Profile = Catalog;
+
+    fn for_connection(_: &Config, form: P1Form) -> Self {
+        Agent::new(form)
+    }
+
+    fn form(&self) -> P1Form {
+        self.form
+    }
+
+    fn on_message(&mut self, m: TooldiscMessage, at: Incoming<'_>) -> Result<Action, Reject> {
+        step::<Self>(&mut self.judge, at.ctx(), &m)?;
         let answer = match &m {
             TooldiscMessage::ListReq(r) => Self::list(r),
             TooldiscMessage::GetReq(g) => Self::get(&g.tool_id, &g.version),
-            _ => return Action::Nothing,
+            _ => return Ok(Action::Nothing),
         };
         // Our answer passes our own judge: pages within size, stable, gets as asked.
-        if self.judge.step(scope, &answer).is_err() {
-            return Action::Nothing;
+        if self.judge.step(at.ctx(), &answer).is_err() {
+            return Ok(Action::Nothing);
         }
-        Action::Send(vec![Out {
-            profile_id: tooldisc::PROFILE_ID,
-            msg_type: answer.msg_type(),
-            payload: tooldisc::encode(self.form, &answer),
-            reply_to: Some(msg_id.clone()),
-        }])
+        Ok(Action::Send(vec![Out::of::<Catalog>(
+            self.form,
+            &answer,
+            Some(at.msg_id.clone()),
+        )]))
     }
 }
 
@@ -205,6 +210,7 @@ mod tests {
             &ID,
             &tooldisc::encode(P1Form::Message, &m),
             "",
+            0,
         ));
         assert_eq!(o.len(), 1);
         tooldisc::decode(P1Form::Message, o[0].msg_type, &o[0].payload).unwrap()
@@ -281,7 +287,7 @@ mod tests {
             TooldiscMessage::Err(_)
         ));
         assert_eq!(
-            code(a.handle(6, &ID, b"", "")),
+            code(a.handle(6, &ID, b"", "", 0)),
             ErrorCode::UnsupportedMsgType
         );
     }

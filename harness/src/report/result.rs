@@ -247,3 +247,9 @@ impl VectorResult {
         }
     }
 }
+
+/// Whether a result fails the run.
+pub fn fails_run(r: &VectorResult, strict: bool) -> bool {
+    (r.verdict.is_failure() && (r.absolute || strict))
+        || (r.verdict == Verdict::RejectCodeNotObservable && strict)
+}

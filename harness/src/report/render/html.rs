@@ -4,8 +4,8 @@
 //! recounts the rows it sees and writes the counts into `#check`, which the browser check
 //! (`scripts/check-html-report.sh`) compares with the counts rendered here.
 
+use super::shared::{RUN_BEGIN, RUN_END};
 use super::summary::Summary;
-use super::{RUN_BEGIN, RUN_END};
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::{ReqVerdict, RequirementVerdict};
 use crate::report::model::Report;

@@ -37,7 +37,7 @@ pub fn install_interrupt_handler(cancel: &crate::support::cancel::Cancel) {
 }
 
 /// The most `sut-stderr.log` grows to, over every process of the run that writes to it.
-pub const STDERR_LOG_CAP: u64 = 16 * 1024 * 1024;
+pub(crate) const STDERR_LOG_CAP: u64 = 16 * 1024 * 1024;
 
 /// Appends what `from` yields to `log` until the file holds [`STDERR_LOG_CAP`] octets, then
 /// notes the cut once and discards the rest, on a thread of its own, until end of input.
@@ -265,7 +265,7 @@ impl Drop for Supervised {
 }
 
 /// Waits until `path` holds a port number written by the endpoint.
-pub fn wait_port_file(
+pub(crate) fn wait_port_file(
     path: &Path,
     proc: &mut Supervised,
     timeout: Duration,
@@ -295,7 +295,7 @@ pub fn wait_port_file(
 
 /// Finds the reference binary for `${SWP_REF}`: `$SWP_REF`, then beside the running
 /// executable, then a `cargo build` of this workspace's `swp-ref` in the same profile.
-pub fn swp_ref_binary() -> Result<PathBuf, DriverError> {
+pub(crate) fn swp_ref_binary() -> Result<PathBuf, DriverError> {
     if let Some(p) = std::env::var_os("SWP_REF") {
         return Ok(PathBuf::from(p));
     }

@@ -5,7 +5,7 @@
 use super::driver::{Answer, CodecDriver, DriverError};
 use super::process::capped_copy;
 /// Re-exported where callers looked for it before it moved beside the process spawner.
-pub use super::process::swp_ref_binary;
+pub(crate) use super::process::swp_ref_binary;
 use crate::sut::file::Start;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -190,7 +190,7 @@ pub struct SutInfo {
 }
 
 /// For `skip_serializing_if`.
-pub fn is_zero(n: &usize) -> bool {
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 

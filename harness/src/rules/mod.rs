@@ -153,7 +153,7 @@ impl Connection {
 
 /// Stateless checks of one message: it decodes as the message its msg_type carries and
 /// carries the fields its class requires. A profile that is not P1 is `Ok`.
-pub fn check_message(profile_id: u64, msg_type: u64, bare: &[u8]) -> Result<(), Violation> {
+pub(crate) fn check_message(profile_id: u64, msg_type: u64, bare: &[u8]) -> Result<(), Violation> {
     match profile_id {
         a2a::PROFILE_ID => a2a::check(msg_type, bare).map(drop),
         agdisc::PROFILE_ID => agdisc::check(msg_type, bare).map(drop),

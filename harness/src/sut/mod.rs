@@ -139,7 +139,7 @@ impl Sut {
 }
 
 /// The testee-protocol receiver configuration a manifest describes.
-pub fn codec_config_of(m: &Manifest) -> swp_testee_proto::CodecConfig {
+pub(crate) fn codec_config_of(m: &Manifest) -> swp_testee_proto::CodecConfig {
     use swp_testee_proto::{CodecConfig, LimitsSpec, PolicySpec, RateLimitSpec};
     CodecConfig {
         limits: LimitsSpec {

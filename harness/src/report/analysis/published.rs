@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// security binding, the MCP mapping and the kit's proof-of-concept fixtures. A2A and SWP-*
 /// fixtures carry placeholder payloads and are counted apart; those judged on decoding only
 /// are counted in neither (their expectation is not compared).
-pub const AGREEMENT_NAMESPACES: [&str; 5] = ["core", "e1", "s1", "mcp", "poc"];
+pub(crate) const AGREEMENT_NAMESPACES: [&str; 5] = ["core", "e1", "s1", "mcp", "poc"];
 
 /// How many executed expectations the SUT met.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -157,7 +157,7 @@ pub fn verdicts(
 /// steps one by one, the verdict of the steps that test `req`. A step that failed on
 /// something else (its failure charged to other requirements) held for `req`; a step that
 /// did not run shows nothing.
-pub fn for_requirement(r: &VectorResult, req: &str) -> Verdict {
+pub(crate) fn for_requirement(r: &VectorResult, req: &str) -> Verdict {
     let steps: Vec<&StepResult> = r
         .steps
         .iter()

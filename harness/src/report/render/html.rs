@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// HTML-escapes text for element content and double-quoted attributes.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -11,7 +11,7 @@ use crate::report::result::Verdict;
 use std::fmt::Write;
 
 /// Transcript lines shown per failure (the last ones; the full transcript is in the JSON).
-pub const SHORT_TRANSCRIPT: usize = 12;
+pub(crate) const SHORT_TRANSCRIPT: usize = 12;
 
 /// Markdown table cell text: no pipes or newlines.
 fn cell(s: &str) -> String {

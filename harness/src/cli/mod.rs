@@ -110,7 +110,7 @@ pub fn parse_shard(s: &str) -> Result<Shard, CliError> {
 
 /// The part of an id-ordered plan shard `k` runs: positions `k.index - 1` modulo
 /// `k.count`. Deterministic, and the shards of one plan are disjoint and cover it.
-pub fn shard_plan<'a>(plan: &[&'a LoadedVector], k: Shard) -> Vec<&'a LoadedVector> {
+pub(crate) fn shard_plan<'a>(plan: &[&'a LoadedVector], k: Shard) -> Vec<&'a LoadedVector> {
     let n = k.count.max(1) as usize;
     let i = (k.index.max(1) - 1) as usize;
     plan.iter()
@@ -121,7 +121,7 @@ pub fn shard_plan<'a>(plan: &[&'a LoadedVector], k: Shard) -> Vec<&'a LoadedVect
 }
 
 /// SHA-256 of a text, hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -135,7 +135,7 @@ pub fn catalog_digest(dir: &Path) -> Result<String, CliError> {
 
 /// The digest of a run's vector set: [`catalog_digest`] of the YAML catalog, with every file
 /// of each published set in it too (`published/<set>/<file>`).
-pub fn vector_set_digest(cat: &Catalog) -> Result<String, CliError> {
+pub(crate) fn vector_set_digest(cat: &Catalog) -> Result<String, CliError> {
     digest_of(&cat.dir, &cat.published)
 }
 
@@ -359,7 +359,7 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
 }
 
 /// Reads a `report.json`.
-pub fn read_report(p: &Path) -> Result<Report, CliError> {
+pub(crate) fn read_report(p: &Path) -> Result<Report, CliError> {
     let text = std::fs::read_to_string(p).map_err(io_error(p))?;
     Report::from_json(&text).map_err(|source| CliError::Json {
         path: p.display().to_string(),

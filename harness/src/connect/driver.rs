@@ -3,14 +3,6 @@
 
 use swp_testee_proto::{DecodeReply, DecodeRequest, TranslateReply, TranslateRequest};
 
-/// The built-in reference as a connector, in builds that have it (feature `builtin-sut`).
-pub fn builtin() -> Result<Box<dyn CodecDriver>, DriverError> {
-    #[cfg(feature = "builtin-sut")]
-    return Ok(Box::new(super::inproc::InProcess));
-    #[cfg(not(feature = "builtin-sut"))]
-    Err(DriverError::Start(crate::sut::NO_BUILTIN.into()))
-}
-
 /// A successful exchange or an explicit "unsupported".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer<T> {

@@ -2,6 +2,7 @@
 //! connectors (the reference in process, a testee process), wires to endpoints (stdio, TCP,
 //! TLS), supervision of the processes it starts, and the test PKI it generates.
 
+pub mod builtin;
 pub mod driver;
 #[cfg(feature = "builtin-sut")]
 pub mod inproc;

@@ -2,7 +2,8 @@
 //! bound, notice when they die, and reap every one of them: on drop, on error and on
 //! Ctrl-C (a handler kills every registered child and marks the run interrupted).
 
-use crate::sut::Start;
+use super::driver::DriverError;
+use crate::sut::file::Start;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ pub fn install_interrupt_handler(cancel: &crate::support::cancel::Cancel) {
 }
 
 /// The most `sut-stderr.log` grows to, over every process of the run that writes to it.
-pub const STDERR_LOG_CAP: u64 = 16 * 1024 * 1024;
+pub(crate) const STDERR_LOG_CAP: u64 = 16 * 1024 * 1024;
 
 /// Appends what `from` yields to `log` until the file holds [`STDERR_LOG_CAP`] octets, then
 /// notes the cut once and discards the rest, on a thread of its own, until end of input.
@@ -80,7 +81,7 @@ pub(crate) fn capped_copy(mut from: impl std::io::Read + Send + 'static, log: Pa
 pub enum ProcessError {
     /// The reference binary for `${SWP_REF}` could not be found or built.
     #[error(transparent)]
-    Reference(#[from] crate::connect::driver::DriverError),
+    Reference(#[from] DriverError),
     /// The program could not be started.
     #[error("cannot start {program}: {source}")]
     Spawn {
@@ -159,7 +160,7 @@ pub fn spawn(
         .chain(&start.args)
         .any(|a| a.contains("${SWP_REF}"))
     {
-        let bin = crate::connect::testee::swp_ref_binary()?;
+        let bin = swp_ref_binary()?;
         vars.insert("SWP_REF", bin.display().to_string());
     }
     let vars = &vars;
@@ -264,7 +265,7 @@ impl Drop for Supervised {
 }
 
 /// Waits until `path` holds a port number written by the endpoint.
-pub fn wait_port_file(
+pub(crate) fn wait_port_file(
     path: &Path,
     proc: &mut Supervised,
     timeout: Duration,
@@ -289,6 +290,48 @@ pub fn wait_port_file(
             });
         }
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Finds the reference binary for `${SWP_REF}`: `$SWP_REF`, then beside the running
+/// executable, then a `cargo build` of this workspace's `swp-ref` in the same profile.
+pub(crate) fn swp_ref_binary() -> Result<PathBuf, DriverError> {
+    if let Some(p) = std::env::var_os("SWP_REF") {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().map_err(|e| DriverError::Start(e.to_string()))?;
+    let name = format!("swp-ref{}", std::env::consts::EXE_SUFFIX);
+    for dir in exe.ancestors().skip(1).take(2) {
+        let cand = dir.join(&name);
+        if cand.is_file() {
+            return Ok(cand);
+        }
+    }
+    let release = exe.components().any(|c| c.as_os_str() == "release");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&root)
+        .args(["build", "-q", "-p", "swp-ref", "--bin", "swp-ref"]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| DriverError::Start(format!("cargo build of swp-ref: {e}")))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let built = target
+        .join(if release { "release" } else { "debug" })
+        .join(&name);
+    if status.success() && built.is_file() {
+        Ok(built)
+    } else {
+        Err(DriverError::Start(format!(
+            "swp-ref binary not found (set SWP_REF or run `cargo build -p swp-ref`); looked beside {}",
+            exe.display()
+        )))
     }
 }
 

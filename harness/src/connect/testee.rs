@@ -3,12 +3,15 @@
 //! A reader thread turns the blocking pipe into a channel so every request has a deadline.
 
 use super::driver::{Answer, CodecDriver, DriverError};
-use crate::sut::Start;
+use super::process::capped_copy;
+/// Re-exported where callers looked for it before it moved beside the process spawner.
+pub(crate) use super::process::swp_ref_binary;
+use crate::sut::file::Start;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io::{BufReader, BufWriter};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
@@ -40,48 +43,6 @@ impl std::fmt::Debug for TesteeDriver {
         f.debug_struct("TesteeDriver")
             .field("start", &self.start)
             .finish()
-    }
-}
-
-/// Finds the reference binary for `${SWP_REF}`: `$SWP_REF`, then beside the running
-/// executable, then a `cargo build` of this workspace's `swp-ref` in the same profile.
-pub fn swp_ref_binary() -> Result<PathBuf, DriverError> {
-    if let Some(p) = std::env::var_os("SWP_REF") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(|e| DriverError::Start(e.to_string()))?;
-    let name = format!("swp-ref{}", std::env::consts::EXE_SUFFIX);
-    for dir in exe.ancestors().skip(1).take(2) {
-        let cand = dir.join(&name);
-        if cand.is_file() {
-            return Ok(cand);
-        }
-    }
-    let release = exe.components().any(|c| c.as_os_str() == "release");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(&root)
-        .args(["build", "-q", "-p", "swp-ref", "--bin", "swp-ref"]);
-    if release {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| DriverError::Start(format!("cargo build of swp-ref: {e}")))?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let built = target
-        .join(if release { "release" } else { "debug" })
-        .join(&name);
-    if status.success() && built.is_file() {
-        Ok(built)
-    } else {
-        Err(DriverError::Start(format!(
-            "swp-ref binary not found (set SWP_REF or run `cargo build -p swp-ref`); looked beside {}",
-            exe.display()
-        )))
     }
 }
 
@@ -124,7 +85,7 @@ impl TesteeDriver {
             .spawn()
             .map_err(|e| DriverError::Start(format!("{}: {e}", program.display())))?;
         if let Some(err) = child.stderr.take() {
-            crate::connect::process::capped_copy(err, self.stderr_log.clone());
+            capped_copy(err, self.stderr_log.clone());
         }
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();

@@ -178,7 +178,7 @@ fn timed_read(sock: &mut TcpStream, deadline: Instant, buf: &mut [u8]) -> Result
 }
 
 /// Connects a TCP socket with a deadline.
-pub fn tcp_connect(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
+pub(crate) fn tcp_connect(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{addr}: no address"));
     for a in addr.to_socket_addrs()? {
         match TcpStream::connect_timeout(&a, timeout) {
@@ -299,7 +299,7 @@ fn certs(p: &Path) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
 }
 
 /// Builds the rustls client configuration.
-pub fn client_config(o: &TlsOptions) -> Result<rustls::ClientConfig, TlsSetupError> {
+pub(crate) fn client_config(o: &TlsOptions) -> Result<rustls::ClientConfig, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = if o.tls12_only {
         &[&rustls::version::TLS12]

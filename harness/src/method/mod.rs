@@ -694,7 +694,7 @@ pub fn open<'a>(
                     setup.timeout,
                     work.join("sut-stderr.log"),
                 )),
-                _ => crate::connect::driver::builtin().map_err(|e| Fatal(e.to_string()))?,
+                _ => crate::connect::builtin::builtin().map_err(|e| Fatal(e.to_string()))?,
             };
             driver.open().map_err(|e| Fatal(e.to_string()))?;
             bound(codec::CodecMethod::new(sut, driver), catalog, sut)

@@ -12,14 +12,13 @@
 //! profile validation), rides along as a [`Fixture`]; [`receiver`] applies it to the SUT or
 //! says why it cannot. Where the project's reading departs from the published expectation,
 //! a [`rulings`] entry says so and its effect is what runs (another expectation, a judgment
-//! on decoding only, the receiver's choice), and [`section`] reports every such case with
-//! what the SUT did.
+//! on decoding only, the receiver's choice), and the report's published-set analysis
+//! (`report::analysis::published`) reports every such case with what the SUT did.
 
 pub mod format;
 pub mod octets;
 pub mod receiver;
 pub mod rulings;
-pub mod section;
 
 use crate::catalog::vector::{
     AcceptSpec, Applicability, Data, Expect, Expectations, ExtSpec, FieldsSpec, FrameSpec, Method,

@@ -1,9 +1,10 @@
 //! Reports (docs/architecture.md, the last arrows of the data flow): [`model`] is the one result document every
-//! other part reads; [`analysis`] derives verdicts per requirement and class, baselines,
+//! other part reads, assembled by [`build`]; [`analysis`] derives verdicts per requirement and class, baselines,
 //! diffs and merges from it; [`render`] turns it into each output format. Nothing here runs
 //! a vector.
 
 pub mod analysis;
+pub mod build;
 pub mod model;
 pub mod render;
 pub mod result;

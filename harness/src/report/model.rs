@@ -1,5 +1,7 @@
 //! `report.json`: a superset of the spec kit's runner output schema v1. Everything outside
 //! the `run` block is a pure function of the results, so two runs diff empty outside it.
+//! This file holds the document and what reads it; `report::build` assembles it from the
+//! results and the analyses.
 
 use crate::report::analysis::baseline::BaselineOutcome;
 use crate::report::analysis::classes::ClassVerdict;
@@ -167,7 +169,7 @@ pub struct Report {
     /// Runs with spec kit fixtures: how many published expectations the SUT meets, and
     /// every one the SUT or the project's reading departs from, with the ruling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub published: Option<crate::published::section::Section>,
+    pub published: Option<crate::report::analysis::published::Section>,
     /// One entry per executed vector, in id order.
     pub results: Vec<VectorResult>,
     /// The subset of `results` with `pass = false`.
@@ -188,113 +190,11 @@ pub struct SutInfo {
 }
 
 /// For `skip_serializing_if`.
-pub fn is_zero(n: &usize) -> bool {
+pub(crate) fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Whether a result fails the run.
-pub fn fails_run(r: &VectorResult, strict: bool) -> bool {
-    (r.verdict.is_failure() && (r.absolute || strict))
-        || (r.verdict == Verdict::RejectCodeNotObservable && strict)
-}
-
 impl Report {
-    /// Builds the report; `results` may be in any order.
-    pub fn new(mut run: RunInfo, sut: SutInfo, mut all: Vec<VectorResult>, strict: bool) -> Report {
-        all.sort_by(|a, b| a.vector_id.cmp(&b.vector_id));
-        for r in &mut all {
-            // Wire methods time their transcripts with a real clock; only the codec and
-            // translate methods' transcripts are deterministic and stay in the result.
-            if r.method.is_some_and(|m| m.on_the_wire()) && !r.transcript.is_empty() {
-                run.transcripts
-                    .insert(r.vector_id.clone(), std::mem::take(&mut r.transcript));
-            }
-        }
-        let mut verdicts = BTreeMap::new();
-        for r in &all {
-            *verdicts.entry(r.verdict.as_str().to_owned()).or_insert(0) += 1;
-        }
-        let run_failed = all.iter().any(|r| fails_run(r, strict));
-        let incidental = crate::report::analysis::requirements::incidental(&all);
-        let (results, skipped): (Vec<_>, Vec<_>) =
-            all.into_iter().partition(|r| r.verdict.executed());
-        let passed = results.iter().filter(|r| r.pass).count();
-        let failures: Vec<_> = results.iter().filter(|r| !r.pass).cloned().collect();
-        Report {
-            schema_version: 1,
-            run,
-            harness: format!("swp-conform {}", env!("CARGO_PKG_VERSION")),
-            harness_version: env!("CARGO_PKG_VERSION").to_owned(),
-            sut,
-            digests: None,
-            strict,
-            shard: None,
-            total: results.len(),
-            passed,
-            failed: results.len() - passed,
-            fallback_count: 0,
-            verdicts,
-            run_failed,
-            claims: Vec::new(),
-            classes: Vec::new(),
-            requirement_counts: BTreeMap::new(),
-            requirements: Vec::new(),
-            incidental,
-            steps_not_run: results
-                .iter()
-                .flat_map(|r| &r.steps)
-                .filter(|s| s.verdict.is_none())
-                .count(),
-            baseline: None,
-            published: None,
-            failures,
-            not_applicable: skipped
-                .into_iter()
-                .map(|r| Skipped {
-                    vector_id: r.vector_id,
-                    title: r.title,
-                    namespace: r.namespace,
-                    path: r.path,
-                    requirements: r.requirements,
-                    verdict: r.verdict,
-                    detail: r.detail.unwrap_or_default(),
-                    cause: r.na_cause.unwrap_or_default(),
-                    incidental: r.incidental,
-                })
-                .collect(),
-            results,
-        }
-    }
-
-    /// Adds what needs the catalog: a verdict per requirement and per class, the claims,
-    /// and the digests of the manifest and the vector set.
-    pub fn attach(&mut self, cat: &crate::catalog::Catalog, digests: Digests) {
-        self.requirements = crate::report::analysis::requirements::verdicts(cat, self);
-        let reg = &cat.requirements;
-        if self
-            .incidental
-            .iter()
-            .any(|i| self.strict || reg.level(&i.requirement).is_some_and(|l| l.is_absolute()))
-        {
-            self.run_failed = true;
-        }
-        self.requirement_counts = crate::report::analysis::requirements::counts(&self.requirements);
-        self.digests = Some(digests);
-        let mut classes = crate::report::analysis::classes::verdicts(cat, self);
-        for c in &mut classes {
-            if c.status == crate::report::analysis::classes::ClassStatus::Pass {
-                c.claim = Some(crate::report::analysis::classes::claim_line(cat, self, c));
-            }
-        }
-        self.claims = classes
-            .iter()
-            .filter(|c| c.claim.is_some())
-            .map(|c| format!("SWP {}", c.class))
-            .collect();
-        self.classes = classes;
-        self.published = crate::published::section::section(cat, self);
-    }
-
     /// Every selected vector's result, executed or not, in id order: the inverse of the
     /// split into `results` and `not_applicable` (used by merge and the requirement trace).
     pub fn all_results(&self) -> Vec<VectorResult> {

@@ -207,7 +207,7 @@ pub struct Incidental {
 }
 
 /// `path` relative to `root`, with `/` separators, as reports show file paths.
-pub fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
+pub(crate) fn display_path(root: &std::path::Path, path: &std::path::Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
         .to_string_lossy()
@@ -246,4 +246,10 @@ impl VectorResult {
             transcript: Vec::new(),
         }
     }
+}
+
+/// Whether a result fails the run.
+pub(crate) fn fails_run(r: &VectorResult, strict: bool) -> bool {
+    (r.verdict.is_failure() && (r.absolute || strict))
+        || (r.verdict == Verdict::RejectCodeNotObservable && strict)
 }

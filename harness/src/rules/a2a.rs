@@ -7,7 +7,9 @@
 //! side (per-direction reading) or of its own (per-channel reading), and is refused only when
 //! both readings refuse it.
 
-use super::{decode, digest, show, trackable, Ctx, Digest, Level, Rule, Side, Table, Violation};
+use super::common::{digest, show, trackable, Digest, Table};
+use super::config::Ctx;
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::a2a::{Event, Handshake, Result as A2aResult, Task};
 
 /// The profile_id of A2A.

@@ -3,10 +3,9 @@
 //! representation, and `AGDISC_NOT_MODIFIED` answers a pending conditional GET naming the
 //! very validator the GET sent.
 
-use super::{
-    decode, digest, show, trackable, Ctx, Digest, Level, PerSide, Queue, Rule, Side, Table,
-    Violation,
-};
+use super::common::{digest, show, trackable, Digest, PerSide, Queue, Table};
+use super::config::Ctx;
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::agdisc::{AgdiscDoc, AgdiscErr, AgdiscGet, AgdiscNotModified};
 
 /// The profile_id of SWP-AGDISC.

@@ -9,7 +9,9 @@
 //! A transfer is keyed by (the side sending chunks, artifact_id): the offer comes from that
 //! side, the GET from the other, in either order.
 
-use super::{decode, show, trackable, Ctx, Level, Rule, Side, Table, Violation};
+use super::common::{show, trackable, Table};
+use super::config::Ctx;
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::artifact::{ArtAck, ArtChunk, ArtErr, ArtGet, ArtOffer};
 use sha2::{Digest as _, Sha256, Sha384, Sha512};
 

@@ -7,7 +7,9 @@
 //! endpoint's own chains, whose receiver (the harness) declares none. Expiry against the
 //! clock judges both sides.
 
-use super::{decode, show, trackable, Ctx, Level, Rule, Side, Table, Violation, EDGE_SLACK_MS};
+use super::common::{show, trackable, Table};
+use super::config::{Ctx, EDGE_SLACK_MS};
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::cred::{CredDelegate, CredErr, CredPresent, CredRevoke};
 
 /// The profile_id of SWP-CRED.

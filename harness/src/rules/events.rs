@@ -7,10 +7,9 @@
 //! An event a side sends with the event_id, event_type and body of an event the other side
 //! published is a forward of that event.
 
-use super::{
-    decode, digest, show, trackable, Ctx, Digest, Level, PerSide, Rule, Table, Violation,
-    EDGE_SLACK_MS,
-};
+use super::common::{digest, show, trackable, Digest, PerSide, Table};
+use super::config::{Ctx, EDGE_SLACK_MS};
+use super::verdict::{decode, Level, Rule, Violation};
 use crate::p1::pb::types::events::{
     EventRecord, EvtBatch, EvtErr, EvtPublish, EvtSubscribe, EvtUnsubscribe,
 };

@@ -5,9 +5,9 @@
 //!
 //! The context in effect is kept per setting side (the channel and the peer identity).
 
-use super::{
-    decode, digest, lower_hex, show, Ctx, Digest, Level, PerSide, Queue, Rule, Side, Violation,
-};
+use super::common::{digest, lower_hex, show, Digest, PerSide, Queue};
+use super::config::Ctx;
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::obs::{ObsDoc, ObsErr, ObsGet, ObsSet};
 
 /// The profile_id of SWP-OBS.

@@ -6,7 +6,9 @@
 //! The constraints in effect are kept per setting side, by (key, scope_ref): a later set
 //! replaces what an earlier set put on the same key and scope (SI-P-POLICYHINT-5).
 
-use super::{decode, show, trackable, ConflictPolicy, Ctx, Level, Rule, Side, Table, Violation};
+use super::common::{show, trackable, Table};
+use super::config::{ConflictPolicy, Ctx};
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::policyhint::{PolicyErr, PolicyHintAck, PolicyHintSet, PolicyViolation};
 use std::collections::BTreeMap;
 

@@ -9,7 +9,9 @@
 //! to its publisher. The retry schedule, dedupe window and reason set are the SUT's, so they
 //! judge the endpoint acting as relay only.
 
-use super::{decode, show, trackable, Config, Ctx, Level, Rule, Side, Table, Violation};
+use super::common::{show, trackable, Table};
+use super::config::{Config, Ctx};
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::relay::{RelayAck, RelayErr, RelayNack, RelayPublish, RelayStatus};
 
 /// The profile_id of SWP-RELAY.

@@ -6,10 +6,9 @@
 //! The calls are one conversation of both peers: one table keyed by rpc_id, each call
 //! remembering its caller, so that outcomes and stream items come from the other side.
 
-use super::{
-    decode, digest, show, trackable, Ctx, Digest, Level, Rule, Side, Table, Violation,
-    EDGE_SLACK_MS,
-};
+use super::common::{digest, show, trackable, Digest, Table};
+use super::config::{Ctx, EDGE_SLACK_MS};
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
 
 /// The profile_id of SWP-RPC.

@@ -4,10 +4,9 @@
 //! store is shared by both sides of the connection, and a PUT or DELTA answering a pending
 //! GET is judged by its id only, since the asker may never have seen its parents.
 
-use super::{
-    decode, digest, lower_hex, show, trackable, Ctx, Digest, IdScheme, Level, Rule, Side, Table,
-    Violation,
-};
+use super::common::{digest, lower_hex, show, trackable, Digest, Table};
+use super::config::{Ctx, IdScheme};
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::state::{StateDelta, StateErr, StateGet, StatePut};
 use sha2::{Digest as _, Sha256};
 

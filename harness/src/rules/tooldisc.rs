@@ -7,10 +7,9 @@
 //! list answer is tied to a list request only while exactly one is pending, and a get answer
 //! by the tool it names.
 
-use super::{
-    decode, digest, lower_hex, show, trackable, Ctx, Digest, Level, PerSide, Queue, Rule, Side,
-    Table, Violation,
-};
+use super::common::{digest, lower_hex, show, trackable, Digest, PerSide, Queue, Table};
+use super::config::Ctx;
+use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::tooldisc::{
     ToolDescriptor, TooldiscErr, TooldiscGetReq, TooldiscGetResp, TooldiscListReq, TooldiscListResp,
 };

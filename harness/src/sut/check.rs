@@ -2,7 +2,7 @@
 //! was expected, rather than the first; and the typed [`Manifest`] when there are none.
 
 use super::file::{Kind, ManifestFile, McpTransport, PkiSource, RejectMode, Start, Transport};
-use super::{Claims, Manifest, Reach, SutKind};
+use super::manifest::{Claims, Manifest, Reach, SutKind, NO_BUILTIN};
 use crate::catalog::class::Class;
 use crate::catalog::vector::Method;
 use crate::support::diag::{Problem, Sink};
@@ -109,7 +109,7 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
     let kind = match f.kind {
         Kind::Builtin => {
             if cfg!(not(feature = "builtin-sut")) {
-                at("kind", super::NO_BUILTIN.into());
+                at("kind", NO_BUILTIN.into());
             }
             if f.start.is_some() {
                 at(

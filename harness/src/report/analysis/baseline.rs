@@ -4,8 +4,7 @@
 //! declaration lets the run retry a vector whose result was unexpected (never one whose
 //! result was expected).
 
-use crate::report::model::fails_run;
-use crate::report::result::{VectorResult, Verdict};
+use crate::report::result::{fails_run, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;

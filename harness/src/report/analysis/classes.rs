@@ -9,7 +9,6 @@
 
 use crate::catalog::class::Class;
 use crate::catalog::Catalog;
-use crate::report::model::Report;
 use crate::report::result::{NaCause, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -126,9 +125,23 @@ pub struct ClassVerdict {
     pub claim: Option<String>,
 }
 
+/// Who claims what, for a claim line: the SUT as its manifest names it, the vector set
+/// tested and the harness that tested it (the report's header fields).
+#[derive(Debug, Clone, Copy)]
+pub struct Claimant<'a> {
+    /// The SUT manifest's name.
+    pub sut_name: &'a str,
+    /// The SUT manifest's version.
+    pub sut_version: &'a str,
+    /// SHA-256 over the vector set, when known.
+    pub vector_set_sha256: Option<&'a str>,
+    /// Harness name and version.
+    pub harness: &'a str,
+}
+
 /// The claim line of a passing class (`conformance-classes.md` §Claim format: the class,
 /// then version references for Core, bindings and profiles).
-pub fn claim_line(cat: &Catalog, rep: &Report, v: &ClassVerdict) -> String {
+pub fn claim_line(cat: &Catalog, who: &Claimant<'_>, v: &ClassVerdict) -> String {
     let specs: Vec<String> = v
         .class
         .documents()
@@ -152,13 +165,11 @@ pub fn claim_line(cat: &Catalog, rep: &Report, v: &ClassVerdict) -> String {
     let mut line = format!(
         "SWP {} — {} {}; {}; vector set sha256:{}; verified by {}",
         v.class,
-        rep.sut.name,
-        rep.sut.version,
+        who.sut_name,
+        who.sut_version,
         specs.join(", "),
-        rep.digests
-            .as_ref()
-            .map_or("unknown", |d| d.vector_set_sha256.as_str()),
-        rep.harness
+        who.vector_set_sha256.unwrap_or("unknown"),
+        who.harness
     );
     if v.codes_not_observed > 0 {
         line.push_str(&format!(
@@ -200,13 +211,13 @@ fn bearing(r: &VectorResult) -> Bearing {
     }
 }
 
-/// A verdict for every class.
-pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<ClassVerdict> {
+/// A verdict for every class, from every selected vector's result (`all`, executed or not);
+/// `interrupted`: the run was cut short, so a class with gaps may only be incomplete.
+pub fn verdicts(cat: &Catalog, all: &[VectorResult], interrupted: bool) -> Vec<ClassVerdict> {
     let mut in_catalog: BTreeMap<&str, usize> = BTreeMap::new();
     for lv in &cat.vectors {
         *in_catalog.entry(lv.vector.namespace.as_str()).or_default() += 1;
     }
-    let all = rep.all_results();
     let by_id: BTreeMap<&str, &VectorResult> =
         all.iter().map(|r| (r.vector_id.as_str(), r)).collect();
     let required: BTreeSet<&str> = cat
@@ -351,12 +362,12 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<ClassVerdict> {
                         names(&v.withheld, WithheldKind::Fail)
                     ),
                 )
-            } else if gaps > 0 || rep.run.interrupted {
+            } else if gaps > 0 || interrupted {
                 let mut why = format!(
                     "{gaps} required vector(s) untested: {}",
                     names(&v.withheld, WithheldKind::Untested)
                 );
-                if rep.run.interrupted {
+                if interrupted {
                     why.push_str(" (the run was interrupted)");
                 }
                 (ClassStatus::Incomplete, why)

@@ -1,9 +1,11 @@
-//! Analyses of a report: verdicts per requirement and per class, the baseline judgement,
-//! the changes between two reports, and the merge of shard reports. Each is a pure function
-//! of reports and the catalog.
+//! Analyses of a report: verdicts per requirement and per class, the published-set section,
+//! the baseline judgement, the changes between two reports, and the merge of shard reports.
+//! Each is a pure function of results (or reports) and the catalog, returning its own types;
+//! `report::build` assembles the per-run ones into the `Report`.
 
 pub mod baseline;
 pub mod classes;
 pub mod diff;
 pub mod merge;
+pub mod published;
 pub mod requirements;

@@ -3,7 +3,6 @@
 
 use crate::catalog::requirements::Testable;
 use crate::catalog::Catalog;
-use crate::report::model::Report;
 use crate::report::result::{StepResult, VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -80,16 +79,19 @@ pub struct RequirementVerdict {
     pub summary: String,
 }
 
-/// A verdict for every requirement of the catalog, in document then ID order.
-pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
-    let all = rep.all_results();
+/// A verdict for every requirement of the catalog, in document then ID order, from every
+/// selected vector's result (`all`, executed or not) and the defects seen in passing.
+pub fn verdicts(
+    cat: &Catalog,
+    all: &[VectorResult],
+    seen: &[IncidentalSeen],
+) -> Vec<RequirementVerdict> {
     let mut by_req: HashMap<&str, Vec<&VectorResult>> = HashMap::new();
-    for r in &all {
+    for r in all {
         for id in &r.requirements {
             by_req.entry(id.as_str()).or_default().push(r);
         }
     }
-    let seen = &rep.incidental;
     crate::catalog::trace::rows(cat)
         .into_iter()
         .map(|row| {
@@ -155,7 +157,7 @@ pub fn verdicts(cat: &Catalog, rep: &Report) -> Vec<RequirementVerdict> {
 /// steps one by one, the verdict of the steps that test `req`. A step that failed on
 /// something else (its failure charged to other requirements) held for `req`; a step that
 /// did not run shows nothing.
-pub fn for_requirement(r: &VectorResult, req: &str) -> Verdict {
+pub(crate) fn for_requirement(r: &VectorResult, req: &str) -> Verdict {
     let steps: Vec<&StepResult> = r
         .steps
         .iter()

@@ -12,7 +12,7 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
         if r.verdict == Verdict::Pass {
             continue;
         }
-        let tag = super::tag(rep, r);
+        let tag = super::shared::tag(rep, r);
         let _ = writeln!(
             s,
             "{tag} {} [{}] {}",

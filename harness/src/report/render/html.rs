@@ -4,8 +4,8 @@
 //! recounts the rows it sees and writes the counts into `#check`, which the browser check
 //! (`scripts/check-html-report.sh`) compares with the counts rendered here.
 
+use super::shared::{RUN_BEGIN, RUN_END};
 use super::summary::Summary;
-use super::{RUN_BEGIN, RUN_END};
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::{ReqVerdict, RequirementVerdict};
 use crate::report::model::Report;
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// HTML-escapes text for element content and double-quoted attributes.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// Renders the JUnit XML.
 pub fn render(rep: &Report) -> Result<String, quick_junit::SerializeError> {
-    let levels = super::levels(rep);
+    let levels = super::shared::levels(rep);
     let all = rep.all_results();
     let mut by_ns: BTreeMap<&str, Vec<&VectorResult>> = BTreeMap::new();
     for r in &all {
@@ -37,7 +37,7 @@ fn case(
     r: &VectorResult,
     levels: &std::collections::HashMap<&str, &str>,
 ) -> TestCase {
-    let tag = super::tag(rep, r);
+    let tag = super::shared::tag(rep, r);
     let deviation = rep
         .baseline
         .as_ref()
@@ -110,7 +110,7 @@ fn description(rep: &Report, r: &VectorResult) -> String {
     if let Some(d) = &r.detail {
         s.push_str(&format!("detail: {d}\n"));
     }
-    if super::transcript_is_run_specific(rep, r) {
+    if super::shared::transcript_is_run_specific(rep, r) {
         s.push_str(&format!(
             "transcript: report.json run.transcripts[\"{}\"]\n",
             r.vector_id
@@ -119,7 +119,7 @@ fn description(rep: &Report, r: &VectorResult) -> String {
         s.push_str("transcript:\n");
         for t in &r.transcript {
             s.push_str("  ");
-            s.push_str(&super::transcript_line(t));
+            s.push_str(&super::shared::transcript_line(t));
             s.push('\n');
         }
     }

@@ -2,8 +2,8 @@
 //! counts by level, then every vector that did not pass with its requirements and a short
 //! transcript. Run-specific lines sit between the run markers.
 
+use super::shared::{RUN_BEGIN, RUN_END};
 use super::summary::Summary;
-use super::{RUN_BEGIN, RUN_END};
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::ReqVerdict;
 use crate::report::model::Report;
@@ -11,7 +11,7 @@ use crate::report::result::Verdict;
 use std::fmt::Write;
 
 /// Transcript lines shown per failure (the last ones; the full transcript is in the JSON).
-pub const SHORT_TRANSCRIPT: usize = 12;
+pub(crate) const SHORT_TRANSCRIPT: usize = 12;
 
 /// Markdown table cell text: no pipes or newlines.
 fn cell(s: &str) -> String {
@@ -240,7 +240,7 @@ pub fn render(rep: &Report) -> String {
     }
     let _ = writeln!(s, "## Failures and notes\n");
     for r in not_passed {
-        let tag = super::tag(rep, r);
+        let tag = super::shared::tag(rep, r);
         let _ = writeln!(s, "### {tag} `{}` — {}\n", r.vector_id, r.verdict.as_str());
         let _ = writeln!(s, "- requirements: {}", r.requirements.join(", "));
         let _ = writeln!(s, "- file: `{}`", r.path);
@@ -251,7 +251,7 @@ pub fn render(rep: &Report) -> String {
         }
         let t = rep.transcript(r);
         if !t.is_empty() {
-            let run_specific = super::transcript_is_run_specific(rep, r);
+            let run_specific = super::shared::transcript_is_run_specific(rep, r);
             s.push('\n');
             if run_specific {
                 let _ = writeln!(s, "{RUN_BEGIN}");
@@ -262,7 +262,11 @@ pub fn render(rep: &Report) -> String {
                 let _ = writeln!(s, "… {skip} earlier line(s) in report.json");
             }
             for e in &t[skip..] {
-                let _ = writeln!(s, "{}", super::transcript_line(e).replace("```", "`‌``"));
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    super::shared::transcript_line(e).replace("```", "`‌``")
+                );
             }
             s.push_str("```\n");
             if run_specific {
@@ -275,7 +279,7 @@ pub fn render(rep: &Report) -> String {
 }
 
 /// The published-set section: the agreement figure, then every departure with its ruling.
-fn published(s: &mut String, p: &crate::published::section::Section) {
+fn published(s: &mut String, p: &crate::report::analysis::published::Section) {
     let _ = writeln!(s, "## Published fixtures\n");
     let _ = writeln!(s, "{}.\n", cell(&p.headline()));
     for c in &p.process_checks {

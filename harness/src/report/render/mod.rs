@@ -6,10 +6,12 @@ pub mod console;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod shared;
 pub mod summary;
 
 use crate::report::model::Report;
-use crate::report::result::{Dir, TranscriptEntry, VectorResult, Verdict};
+
+pub use shared::{levels, tag, transcript_is_run_specific, transcript_line, RUN_BEGIN, RUN_END};
 
 /// Rendering or writing a report failed.
 #[derive(Debug, thiserror::Error)]
@@ -26,12 +28,6 @@ pub enum RenderError {
         source: std::io::Error,
     },
 }
-
-/// The marker lines around run-specific parts of `report.md` and `report.html` (the
-/// counterpart of JSON's `run` block): everything outside them is deterministic.
-pub const RUN_BEGIN: &str = "<!-- run:begin -->";
-/// See [`RUN_BEGIN`].
-pub const RUN_END: &str = "<!-- run:end -->";
 
 /// The file names `run --out DIR` writes, with their renderings.
 pub fn render_all(rep: &Report) -> Result<Vec<(&'static str, String)>, RenderError> {
@@ -83,55 +79,4 @@ pub fn strip_run(name: &str, text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// How a result stands for the run: `FAIL` fails it (with a baseline: deviates from it),
-/// `WARN` is a SHOULD-level failure that does not, `XFAIL` a failure the baseline expects,
-/// `NOTE` neither pass nor failure, `PASS` a pass.
-pub fn tag(rep: &Report, r: &VectorResult) -> &'static str {
-    if let Some(b) = &rep.baseline {
-        // A deviation fails the run, an unexpected pass included.
-        if b.deviations.iter().any(|d| d.vector_id == r.vector_id) {
-            return "FAIL";
-        }
-        if r.verdict == Verdict::Pass {
-            return "PASS";
-        }
-        if r.verdict.is_failure() {
-            return "XFAIL";
-        }
-        return "NOTE";
-    }
-    if r.verdict == Verdict::Pass {
-        "PASS"
-    } else if crate::report::model::fails_run(r, rep.strict) {
-        "FAIL"
-    } else if r.verdict.is_failure() {
-        "WARN"
-    } else {
-        "NOTE"
-    }
-}
-
-/// One transcript line as text: direction arrow, time, data.
-pub fn transcript_line(t: &TranscriptEntry) -> String {
-    let arrow = match t.dir {
-        Dir::Sent => "→",
-        Dir::Received => "←",
-        Dir::Note => "·",
-    };
-    format!("{arrow} +{}ms {}", t.t_ms, t.data)
-}
-
-/// Whether a vector's transcript lives in the run block (session and MCP-native methods).
-pub fn transcript_is_run_specific(rep: &Report, r: &VectorResult) -> bool {
-    rep.run.transcripts.contains_key(&r.vector_id)
-}
-
-/// The level of each requirement named by the report, by ID.
-pub fn levels(rep: &Report) -> std::collections::HashMap<&str, &str> {
-    rep.requirements
-        .iter()
-        .map(|r| (r.id.as_str(), r.level.as_str()))
-        .collect()
 }

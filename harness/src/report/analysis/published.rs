@@ -3,11 +3,10 @@
 //! from, each with the ruling and the clause (`docs/spec-issues.md` SI-034). Computed from
 //! the results alone, like every other part of the report.
 
-use super::rulings::Effect;
-use super::Fixture;
 use crate::catalog::Catalog;
 use crate::frames::ErrorCode;
-use crate::report::model::Report;
+use crate::published::rulings::Effect;
+use crate::published::Fixture;
 use crate::report::result::{VectorResult, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,7 +16,7 @@ use std::collections::BTreeMap;
 /// security binding, the MCP mapping and the kit's proof-of-concept fixtures. A2A and SWP-*
 /// fixtures carry placeholder payloads and are counted apart; those judged on decoding only
 /// are counted in neither (their expectation is not compared).
-pub const AGREEMENT_NAMESPACES: [&str; 5] = ["core", "e1", "s1", "mcp", "poc"];
+pub(crate) const AGREEMENT_NAMESPACES: [&str; 5] = ["core", "e1", "s1", "mcp", "poc"];
 
 /// How many executed expectations the SUT met.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -182,9 +181,9 @@ fn observed(r: &VectorResult) -> String {
     s
 }
 
-/// The section for the published fixtures among the report's results; `None` when the run
-/// has none.
-pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
+/// The section for the published fixtures among every selected vector's result (`all`,
+/// executed or not); `None` when the run has none.
+pub fn section(cat: &Catalog, all: &[VectorResult]) -> Option<Section> {
     let fixtures: BTreeMap<&str, &Fixture> = cat
         .vectors
         .iter()
@@ -199,7 +198,7 @@ pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
         return None;
     }
     let mut s = Section::default();
-    for r in rep.all_results() {
+    for r in all {
         let Some(fx) = fixtures.get(r.vector_id.as_str()) else {
             continue;
         };
@@ -214,7 +213,7 @@ pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
             s.harness_errors += 1;
             continue;
         }
-        let agrees = r.verdict.executed().then(|| sut_agrees(fx, &r)).flatten();
+        let agrees = r.verdict.executed().then(|| sut_agrees(fx, r)).flatten();
         if let Some(a) = agrees {
             let tally = if AGREEMENT_NAMESPACES.contains(&r.namespace.as_str()) {
                 &mut s.agreement
@@ -233,7 +232,7 @@ pub fn section(cat: &Catalog, rep: &Report) -> Option<Section> {
         s.disagreements.push(Disagreement {
             vector_id: r.vector_id.clone(),
             published: fx.published.text.clone(),
-            observed: observed(&r),
+            observed: observed(r),
             sut_agrees: agrees,
             ruling: fx.ruling.map(|x| x.reading.to_owned()),
             clause: fx.ruling.map(|x| x.clause.to_owned()),

@@ -438,7 +438,7 @@ fn paths_named(code: &str) -> Vec<Vec<String>> {
     while let Some(at) = find_keyword(rest, "use") {
         let tail = &rest[at + 3..];
         let end = tail.find(';').unwrap_or(tail.len());
-        expand_use(&tail[..end], &mut Vec::new(), &mut out);
+        expand_use(&tail[..end], &[], &mut out);
         rest = &tail[end..];
     }
     // Paths anywhere: a run of `ident::ident::…`.
@@ -503,23 +503,22 @@ fn find_keyword(s: &str, kw: &str) -> Option<usize> {
 }
 
 /// Expands a use tree (`a::{b, c::{d, e}}`, `a::*`, `a as b`) into full paths.
-fn expand_use(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+fn expand_use(tree: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
     let tree = tree.trim().trim_start_matches("::");
     if let Some(open) = tree.find('{') {
         let head = &tree[..open];
-        let mut path = prefix.clone();
+        let mut path = prefix.to_vec();
         path.extend(segments(head));
         let inner = tree[open + 1..].trim_end();
         let inner = inner.strip_suffix('}').unwrap_or(inner);
         for part in split_top(inner) {
-            let mut p = path.clone();
-            expand_use(part, &mut p, out);
+            expand_use(part, &path, out);
         }
         if !path.is_empty() {
             out.push(path);
         }
     } else {
-        let mut path = prefix.clone();
+        let mut path = prefix.to_vec();
         let plain = tree.split(" as ").next().unwrap_or(tree);
         path.extend(segments(plain));
         if !path.is_empty() {

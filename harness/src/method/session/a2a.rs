@@ -196,7 +196,7 @@ pub fn tasks(
             Some(r) => s.2 = Some(r),
         }
         if quiet_until.is_none() && state.iter().all(|s| s.2.is_some()) {
-            quiet_until = Some(conv.clock.now() + silence);
+            quiet_until = Some(conv.tl.now() + silence);
         }
     }
     let mut seen = Vec::new();

@@ -535,7 +535,7 @@ pub fn silence(
     c: &Ctx<'_>,
 ) -> Result<String, Box<StepFailure>> {
     let d = conv.after(ms);
-    if d > conv.hard_deadline {
+    if d > conv.tl.hard_deadline {
         return Err(StepFailure::new(
             Verdict::HarnessError,
             format!(

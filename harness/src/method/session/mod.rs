@@ -27,12 +27,14 @@ mod tests;
 use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};
 use crate::connect::process::Exit;
+use crate::method::conv::clock::SYSTEM;
+use crate::method::conv::timeline::INTERRUPTED;
 use crate::plan::expr::Params;
 use crate::plan::materialize::{self, ConcreteStep, MaterialiseError};
 use crate::report::result::Verdict;
 use crate::sut::{IdentityProbe, Sut, Transport};
 use confirm::Requests;
-use conv::{Conv, SystemClock};
+use conv::Conv;
 use endpoint::{Endpoint, SetupError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -223,7 +225,7 @@ impl TestMethod for SessionMethod<'_> {
         materialize::first_reject_code(&c.steps)
     }
 
-    fn drive(&mut self, v: &Vector, c: SessionWork, _cancel: &Cancel) -> Result<Outcome, Fatal> {
+    fn drive(&mut self, v: &Vector, c: SessionWork, cancel: &Cancel) -> Result<Outcome, Fatal> {
         let restart_note = match self.endpoint.ensure_server() {
             Ok(n) => n,
             Err(e) => {
@@ -253,11 +255,11 @@ impl TestMethod for SessionMethod<'_> {
             }
         };
         let spec = self.endpoint.spec.clone();
-        let clock = SystemClock;
         let mut conv = Conv::new(
             wire,
             &spec,
-            &clock,
+            &SYSTEM,
+            cancel.clone(),
             self.sut.manifest.limits.max_frame_bytes,
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
@@ -320,7 +322,7 @@ impl TestMethod for SessionMethod<'_> {
             ),
         };
         let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
-        let transcript = std::mem::take(&mut conv.transcript);
+        let transcript = conv.tl.take_transcript();
         drop(conv);
         // Did the endpoint die during the vector?
         let crashed = match stdio_proc {
@@ -332,6 +334,10 @@ impl TestMethod for SessionMethod<'_> {
         let mut o = outcome::of(v, result).with_transcript(transcript);
         if let Some(status) = crashed {
             crash(&mut o, &status, spec.transport);
+        }
+        if cancel.is_cancelled() {
+            // Waits cut short by the cancel prove nothing, not even a pass.
+            o = Outcome::stop(Verdict::HarnessError, INTERRUPTED).with_transcript(o.transcript);
         }
         Ok(o)
     }

@@ -342,9 +342,9 @@ fn step(
 ) -> Result<(), Box<StepFailure>> {
     let s = &steps[i];
     // Wait for the step's clock, confirming what is pending before the clock moves on.
-    let due = conv.start + Duration::from_millis(s.now_ms.saturating_sub(now_origin));
-    if due > conv.clock.now() {
-        if due > conv.hard_deadline {
+    let due = conv.tl.start + Duration::from_millis(s.now_ms.saturating_sub(now_origin));
+    if due > conv.tl.now() {
+        if due > conv.tl.hard_deadline {
             return Err(StepFailure::new(
                 Verdict::Timeout,
                 format!("{label}the step is due after the vector's hard limit"),
@@ -353,7 +353,8 @@ fn step(
             ));
         }
         confirm(conv, pending, inputs.params, inputs.requests, false)?;
-        conv.clock.sleep_until(due);
+        // A cancelled run stops waiting; its outcome is the interruption's (`drive`).
+        conv.tl.sleep_until(due);
     }
     if s.second != *on_second {
         // Accepts pending on the connection being left are confirmed on it first.

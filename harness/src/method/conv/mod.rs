@@ -5,4 +5,6 @@
 //! scripted peer against a virtual clock.
 
 pub mod clock;
+#[cfg(test)]
+pub mod script;
 pub mod timeline;

@@ -1,7 +1,8 @@
 //! Profile-specific reading of replies: P1 payloads checked against their message and, for
 //! A2A (profile 2), the tasks an agent runs judged per task (order, finality, outcome).
 
-use super::conv::{Conv, Obs};
+use super::conv::Conv;
+use super::obs::Obs;
 use crate::frames::Envelope;
 use crate::p1::P1Form;
 use std::time::{Duration, Instant};

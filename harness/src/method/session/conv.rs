@@ -2,6 +2,7 @@
 //! observations (frames, error frames, the connection closing, output that is not framing)
 //! it reads back, against a clock the tests can replace.
 
+use super::obs::Obs;
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::FrameDecoder;
 use crate::frames::{e1, Envelope, Limits};
@@ -13,42 +14,6 @@ use crate::support::transcript::transcript_hex;
 use crate::sut::SessionSpec;
 use bytes::Bytes;
 use std::time::Instant;
-
-/// What the harness saw on the connection.
-#[derive(Debug, Clone)]
-pub enum Obs {
-    /// An error frame carrying a code; the frame itself, for reply expectations.
-    Error {
-        /// The code it carries.
-        code: String,
-        /// Its msg_id.
-        msg_id: Bytes,
-        /// The frame.
-        frame: Box<Envelope>,
-    },
-    /// Any other frame.
-    Reply(Envelope),
-    /// The connection ended (EOF, reset, TLS alert); the reason.
-    Closed(String),
-    /// The SUT sent octets that are not a valid frame.
-    Garbage(String),
-    /// A profile's own error message refusing a frame, whose code is not a canonical one
-    /// (made by the reject judge under `reject_signal.profile_errors`, never by `next`).
-    Refused(String),
-}
-
-impl Obs {
-    /// A few words for messages.
-    pub fn short(&self) -> String {
-        match self {
-            Obs::Error { code, .. } => format!("error frame {code}"),
-            Obs::Reply(e) => format!("frame profile_id={} msg_type={}", e.profile_id, e.msg_type),
-            Obs::Closed(w) => format!("connection {w}"),
-            Obs::Garbage(g) => g.clone(),
-            Obs::Refused(r) => r.clone(),
-        }
-    }
-}
 
 /// One vector's conversation.
 pub struct Conv<'a> {
@@ -291,11 +256,11 @@ impl<'a> Conv<'a> {
         let (msg_id, signal) = match &o {
             Obs::Error { code, msg_id, .. } => (msg_id.clone(), Signal::Error(code.clone())),
             Obs::Reply(env) if self.spec.reject_signal.profile_errors => {
-                match super::judge::profile_error(env, self.form) {
+                match super::refusal::profile_error(env, self.form) {
                     Some(Obs::Error { code, .. }) => (
                         env.msg_id.clone(),
                         Signal::ProfileErr {
-                            what: format!("{} {code:?}", super::judge::profile_err_name(env)),
+                            what: format!("{} {code:?}", super::refusal::profile_err_name(env)),
                             canonical: Some(code),
                         },
                     ),

@@ -8,8 +8,9 @@ use super::actions::perform;
 use super::confirm::{confirm, drain, Pending};
 use super::conv::Conv;
 use super::judge::{self, Ctx};
+use super::judge_reply;
 use super::ledger::{Fate, Late, Signal};
-use super::{Inputs, StepFailure};
+use super::work::{Inputs, StepFailure};
 use crate::method::evaluate::describe_expected;
 use crate::plan::materialize::{ConcreteStep, Expectation};
 use crate::report::result::Verdict;
@@ -475,7 +476,7 @@ fn step(
                 ms,
                 refusal_allowed,
             } => judge::silence(conv, *ms, *refusal_allowed, &c),
-            Expectation::Reply(p) => judge::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
+            Expectation::Reply(p) => judge_reply::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
             Expectation::A2aTasks(tasks) => {
                 let deadline = conv.step_deadline();
                 let silence = Duration::from_millis(conv.spec.timing.silence_ms);
@@ -488,15 +489,15 @@ fn step(
                     }
                 })
             }
-            Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
+            Expectation::Stream(st) => judge_reply::stream(conv, st, &sent, &c),
             Expectation::Flow(items) => {
                 super::profiles::flow(conv, &mut inputs.profiles, items, inputs.p1_form, &c)
             }
-            Expectation::ErrorJson(j) => judge::error_json(conv, j, &c),
-            Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
-            Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),
+            Expectation::ErrorJson(j) => judge_reply::error_json(conv, j, &c),
+            Expectation::Identity => judge_reply::identity(conv, sent.msg_id.as_ref(), inputs, &c),
+            Expectation::Forwarded => judge_reply::forwarded(conv, &sent.octets, s.upstream, &c),
             Expectation::ForwardedPayload => {
-                judge::forwarded_payload(conv, &sent.octets, s.upstream, &c)
+                judge_reply::forwarded_payload(conv, &sent.octets, s.upstream, &c)
             }
             Expectation::Nothing => continue,
         };

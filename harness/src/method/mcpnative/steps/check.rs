@@ -125,7 +125,7 @@ impl<'v> Runner<'v> {
         _notes_from: usize,
         acc: &mut Checked,
     ) -> Result<(), Stop> {
-        if !(!e.http_status.is_empty()) {
+        if e.http_status.is_empty() {
             return Ok(());
         }
         let Checked { expected, observed } = acc;
@@ -168,7 +168,7 @@ impl<'v> Runner<'v> {
         _notes_from: usize,
         acc: &mut Checked,
     ) -> Result<(), Stop> {
-        if !(!e.http_content_type.is_empty() || e.http_no_body) {
+        if e.http_content_type.is_empty() && !e.http_no_body {
             return Ok(());
         }
         let Checked { expected, observed } = acc;

@@ -269,7 +269,7 @@ pub(super) fn describe_response(r: &ResponseSpec, vars: &BTreeMap<String, String
 }
 
 /// A plain `response` expectation: the response with this id (others are set aside).
-pub(in crate::method::mcpnative) fn expect_response(
+pub(crate) fn expect_response(
     conv: &mut Conv<'_>,
     r: &ResponseSpec,
     vars: &BTreeMap<String, String>,
@@ -360,7 +360,7 @@ pub(in crate::method::mcpnative) fn expect_response(
     Ok(obs)
 }
 
-pub(in crate::method::mcpnative) fn expect_no_response(
+pub(crate) fn expect_no_response(
     conv: &mut Conv<'_>,
     id: Option<&Value>,
     ms: u64,

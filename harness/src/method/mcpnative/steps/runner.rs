@@ -14,27 +14,24 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Runs one vector's steps.
-pub(in crate::method::mcpnative) struct Runner<'v> {
-    pub(in crate::method::mcpnative) vector: &'v Vector,
-    pub(in crate::method::mcpnative) spec: &'v McpNativeSpec,
+pub(crate) struct Runner<'v> {
+    pub(crate) vector: &'v Vector,
+    pub(crate) spec: &'v McpNativeSpec,
     /// `${NAME}` values: the manifest's params, `PROTOCOL_VERSION`, and what steps bound.
-    pub(in crate::method::mcpnative) vars: BTreeMap<String, Value>,
-    pub(in crate::method::mcpnative) next_id: i64,
-    pub(in crate::method::mcpnative) opened: bool,
+    pub(crate) vars: BTreeMap<String, Value>,
+    pub(crate) next_id: i64,
+    pub(crate) opened: bool,
     /// Tool definitions seen in `tools/list`, by name.
-    pub(in crate::method::mcpnative) tools: BTreeMap<String, Value>,
+    pub(crate) tools: BTreeMap<String, Value>,
     /// The steps closed the server's stdin (its exit is then expected).
-    pub(in crate::method::mcpnative) closed_input: bool,
+    pub(crate) closed_input: bool,
     /// The requirements the step being run tests: a check the harness knows belongs to
     /// another rule fails the step only when the step tests that rule.
-    pub(in crate::method::mcpnative) tested: Vec<String>,
+    pub(crate) tested: Vec<String>,
 }
 
 impl<'v> Runner<'v> {
-    pub(in crate::method::mcpnative) fn new(
-        vector: &'v Vector,
-        spec: &'v McpNativeSpec,
-    ) -> Runner<'v> {
+    pub(crate) fn new(vector: &'v Vector, spec: &'v McpNativeSpec) -> Runner<'v> {
         let mut vars: BTreeMap<String, Value> = spec
             .params
             .iter()
@@ -199,7 +196,7 @@ impl<'v> Runner<'v> {
     /// `silence_ms` (late duplicates). A step that fails does not stop the vector: only a
     /// closed transport, the vector's time, a set-up step that could not do its part, a
     /// not-applicable or a harness error ends it, and the steps left are listed with why.
-    pub(in crate::method::mcpnative) fn run(&mut self, conv: &mut Conv<'_>) -> Ran {
+    pub(crate) fn run(&mut self, conv: &mut Conv<'_>) -> Ran {
         let steps = &self.vector.steps;
         let last = steps.len().saturating_sub(1);
         conv.setup = steps

@@ -6,6 +6,7 @@
 use super::book::{Book, Matcher};
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::{e1, Envelope, FrameDecoder, Limits};
+use crate::method::conv::clock::Clock;
 use crate::support::cancel::Cancel;
 use bytes::Bytes;
 use std::time::{Duration, Instant};
@@ -35,13 +36,14 @@ pub type Build = std::sync::Arc<dyn Fn() -> Result<Envelope, String> + Send + Sy
 const REBUILD_EVERY: Duration = Duration::from_secs(1);
 
 impl Template {
-    /// A template from a builder of the probe envelope (called now and once a second).
-    pub fn new(build: Build) -> Result<Self, String> {
+    /// A template from a builder of the probe envelope (called at `now` and once a second
+    /// after).
+    pub fn new(build: Build, now: Instant) -> Result<Self, String> {
         let env = build()?;
         Ok(Template {
             build,
             env,
-            built: Instant::now(),
+            built: now,
         })
     }
 
@@ -87,6 +89,8 @@ pub struct Drive<'a> {
     pub phases: Phases,
     /// Interrupts the run.
     pub cancel: &'a Cancel,
+    /// Where the time comes from (the system clock; a virtual one in tests).
+    pub clock: &'a dyn Clock,
     /// Reconnects; `None` where a new connection is not possible (stdio: the process).
     pub reconnect: Option<Connect<'a>>,
 }
@@ -94,7 +98,7 @@ pub struct Drive<'a> {
 /// Drives one connection (starting with `wire`, or connecting first when it is `None`)
 /// until the drain ends, everything is answered after the window, or the run is cancelled.
 pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template, d: &Drive<'_>) {
-    let mut last_expire = Instant::now();
+    let mut last_expire = d.clock.now();
     let mut out = Vec::new();
     'connection: loop {
         // Ctrl-C kills the endpoint: stop, do not reconnect to it.
@@ -104,7 +108,7 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
         let mut w = match wire.take() {
             Some(w) => w,
             None => {
-                let now = Instant::now();
+                let now = d.clock.now();
                 let Some(connect) = d.reconnect.filter(|_| now < d.phases.window_end) else {
                     break 'connection;
                 };
@@ -115,7 +119,7 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
                     }
                     Err(why) => {
                         book.closed(&why);
-                        std::thread::sleep(RECONNECT_BACKOFF);
+                        d.clock.sleep_until(d.clock.now() + RECONNECT_BACKOFF);
                         continue 'connection;
                     }
                 }
@@ -123,7 +127,7 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
         };
         let mut frames = FrameDecoder::new(d.reply_limits);
         loop {
-            let now = Instant::now();
+            let now = d.clock.now();
             if d.cancel.is_cancelled() {
                 break 'connection;
             }
@@ -140,12 +144,10 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
                 if !out.is_empty() {
                     if let Err(e) = w.send(&out) {
                         book.closed(&format!("send: {e}"));
-                        std::thread::sleep(
-                            RECONNECT_BACKOFF.min(
-                                d.phases
-                                    .window_end
-                                    .saturating_duration_since(Instant::now()),
-                            ),
+                        let now = d.clock.now();
+                        d.clock.sleep_until(
+                            now + RECONNECT_BACKOFF
+                                .min(d.phases.window_end.saturating_duration_since(now)),
                         );
                         continue 'connection;
                     }
@@ -161,7 +163,7 @@ pub fn run(mut wire: Option<Box<dyn Wire>>, book: &mut Book, tmpl: &mut Template
             match w.recv((now + TICK).min(until)) {
                 Recv::Data(bytes) => {
                     frames.feed(&bytes);
-                    let at = Instant::now();
+                    let at = d.clock.now();
                     loop {
                         match frames.next_body() {
                             Ok(Some(body)) => match e1::decode(&body, &d.reply_limits) {

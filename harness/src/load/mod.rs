@@ -14,9 +14,12 @@ pub mod book;
 pub mod conn;
 pub mod report;
 pub mod sample;
+#[cfg(test)]
+mod tests;
 
 use crate::catalog::vector::{ConnectSpec, Topology};
 use crate::frames::{e1, take_frame};
+use crate::method::conv::clock::{Clock, SYSTEM};
 use crate::method::session::conv::reply_limits;
 use crate::method::session::endpoint::Endpoint;
 use crate::support::cancel::Cancel;
@@ -26,7 +29,7 @@ use conn::{Build, Drive, Phases, Template};
 use report::{LoadReport, Resources, RunSetup};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The most connections one run opens.
 pub const MAX_CONNECTIONS: u32 = 10_000;
@@ -185,7 +188,8 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
         (None, false) => None,
     };
 
-    let t0 = Instant::now();
+    let clock = &SYSTEM;
+    let t0 = clock.now();
     let started_unix_ms = unix_ms();
     let phases = Phases {
         window_end: t0 + opts.duration,
@@ -206,6 +210,7 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
         reply_limits: limits,
         phases,
         cancel,
+        clock,
         reconnect: (transport != Transport::Stdio).then_some(&reconnect as conn::Connect<'_>),
     };
     let books: Vec<Book> = std::thread::scope(|s| {
@@ -233,7 +238,7 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
                         }
                     };
                     // Built once above, so it builds again.
-                    if let Ok(mut tmpl) = Template::new(build) {
+                    if let Ok(mut tmpl) = Template::new(build, clock.now()) {
                         conn::run(wire, &mut book, &mut tmpl, drive);
                     }
                     book
@@ -244,7 +249,8 @@ pub fn run(sut: &Sut, opts: &LoadOptions, cancel: &Cancel) -> Result<LoadReport,
     });
 
     // Shorter than asked when interrupted: throughput is over the window that ran.
-    let window = Instant::now()
+    let window = clock
+        .now()
         .min(phases.window_end)
         .saturating_duration_since(t0);
     let mut counts = Counts::default();

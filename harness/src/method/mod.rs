@@ -6,6 +6,7 @@
 
 pub mod applicable;
 pub mod codec;
+pub mod conv;
 pub mod evaluate;
 pub mod mcpnative;
 pub mod mcpproxy;

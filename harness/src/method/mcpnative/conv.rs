@@ -6,12 +6,16 @@
 //! answers (or that watches for it); one that belongs to no step of the vector, and noise
 //! that is no JSON-RPC message at all, is an incidental observation, never a stop.
 
-use super::chan::{Got, TransportError, WsChan};
-use super::http::{Exchange, HttpClient, HttpEvent, Verb};
+use super::attribution::{charged_step, Focus};
+use super::chan::WsChan;
+use super::http::HttpClient;
 use super::judge::{self, Inbound, Peer, Violation};
+use super::stop::Stop;
+use super::transport::Raw;
 use crate::connect::process::Supervised;
-use crate::connect::wire::{Recv, StdioWire, Wire};
-use crate::report::result::{Dir, Incidental, NaCause, TranscriptEntry, Verdict};
+use crate::connect::wire::Wire;
+use crate::method::conv::timeline::{Clip, Timeline};
+use crate::report::result::{Dir, Incidental};
 use crate::sut::Timing;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -23,101 +27,20 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Characters of a message kept in transcripts.
 const TRANSCRIPT_CHARS: usize = 600;
 
+/// How this method's transcripts keep messages.
+pub(super) const CLIP: Clip = Clip {
+    chars: Some(TRANSCRIPT_CHARS),
+    stamped: true,
+};
+
 /// The client end of the transport.
 pub(super) enum Chan {
-    /// Newline-delimited JSON-RPC on the server's stdin/stdout.
-    Stdio(StdioWire),
+    /// Newline-delimited JSON-RPC on the server's stdin/stdout (a scripted peer in tests).
+    Stdio(Box<dyn Wire>),
     /// MCP Streamable HTTP.
     Http(HttpClient),
     /// One message per WebSocket text frame (gateways).
     Ws(WsChan),
-}
-
-/// Why a vector stopped before its end.
-#[derive(Debug, Clone)]
-pub(super) struct Stop {
-    pub verdict: Verdict,
-    pub why: String,
-    pub expected: String,
-    pub observed: String,
-    /// The requirements the failure broke (empty: the vector's own).
-    pub broke: Vec<String>,
-    /// For not-applicable: whose choice.
-    pub na: Option<NaCause>,
-    /// The defect's class without ids or times (`initialize unanswered`), for the key of an
-    /// incidental observation when the stop belongs to no step of the vector. Boxed: the
-    /// stop travels in every `Err`, so it stays small.
-    pub key: Option<Box<str>>,
-}
-
-impl Stop {
-    pub fn fail(
-        why: impl Into<String>,
-        expected: impl Into<String>,
-        observed: impl Into<String>,
-    ) -> Stop {
-        Stop {
-            verdict: Verdict::Fail,
-            why: why.into(),
-            expected: expected.into(),
-            observed: observed.into(),
-            broke: Vec::new(),
-            na: None,
-            key: None,
-        }
-    }
-
-    pub fn harness(why: impl Into<String>) -> Stop {
-        Stop {
-            verdict: Verdict::HarnessError,
-            ..Stop::fail(why, "", "")
-        }
-    }
-
-    pub fn not_applicable(cause: NaCause, why: impl Into<String>) -> Stop {
-        Stop {
-            verdict: Verdict::NotApplicable,
-            na: Some(cause),
-            ..Stop::fail(why, "", "")
-        }
-    }
-
-    /// The same stop, attributed to `rules` (none: unchanged).
-    pub fn breaking(mut self, rules: &[String]) -> Stop {
-        if !rules.is_empty() {
-            self.broke = rules.to_vec();
-        }
-        self
-    }
-
-    /// The same stop, attributed to `rule` unless it already names one.
-    pub fn or_breaking(self, rule: &str) -> Stop {
-        if self.broke.is_empty() {
-            self.breaking(&[rule.to_owned()])
-        } else {
-            self
-        }
-    }
-
-    /// The same stop with the class of its defect, unless it already has one.
-    pub fn keyed(mut self, key: impl Into<String>) -> Stop {
-        if self.key.is_none() {
-            self.key = Some(key.into().into_boxed_str());
-        }
-        self
-    }
-}
-
-/// What the step being run judges (`docs/mcp-native.md`, Attribution).
-#[derive(Debug, Clone, Default)]
-pub(super) struct Focus {
-    /// The step, 0-based.
-    pub step: usize,
-    /// The step watches everything that arrives (a quiet window): a message that answers
-    /// no request of another step is its business.
-    pub watch_all: bool,
-    /// The notifications the step waits for.
-    pub expects: Vec<String>,
 }
 
 /// A message the server sent that a step may still take.
@@ -148,15 +71,6 @@ pub(super) struct ExState {
     pub failed: Option<String>,
 }
 
-/// One read from the transport.
-enum Raw {
-    Text(Vec<u8>, Option<u16>),
-    /// Something about an HTTP exchange (its status, its end) was recorded.
-    Event,
-    Timeout,
-    Closed(String),
-}
-
 /// What [`Conv::pump`] did.
 pub(super) enum Pumped {
     /// A message was taken in.
@@ -167,23 +81,6 @@ pub(super) enum Pumped {
     Closed(String),
 }
 
-/// The step a violation is charged to, or `None` for an incidental observation (sans-IO).
-/// `answers` is the step the message belongs to: the one whose request it answers or whose
-/// progress token it carries, or the step being run when it waits for that notification.
-/// A message that belongs to no step is the business of a step that watches everything (a
-/// quiet window). `ours`: the rule is one the vector itself tests, which makes the message
-/// the vector's wherever it is seen, even in the answer to a set-up request.
-pub(super) fn charged_step(
-    answers: Option<usize>,
-    focus: &Focus,
-    ours: bool,
-    setup: &[bool],
-) -> Option<usize> {
-    let step = answers.or_else(|| (focus.watch_all || ours).then_some(focus.step))?;
-    let set_up = setup.get(step).copied().unwrap_or(false);
-    (ours || !set_up).then_some(step)
-}
-
 pub(super) fn short(s: &str) -> String {
     crate::support::transcript::clip_text(s, TRANSCRIPT_CHARS)
 }
@@ -191,14 +88,14 @@ pub(super) fn short(s: &str) -> String {
 /// One vector's conversation.
 pub(super) struct Conv<'a> {
     pub chan: Chan,
-    pub proc: &'a mut Supervised,
+    /// The server process (`None`: a scripted peer in tests).
+    pub proc: Option<&'a mut Supervised>,
     pub timing: Timing,
     pub buf: Vec<u8>,
-    pub start: Instant,
-    pub hard_deadline: Instant,
+    /// Time, the vector's deadlines, the cancel handle and the transcript.
+    pub tl: Timeline<'a>,
     pub read_total: u64,
     pub closed: Option<String>,
-    pub transcript: Vec<TranscriptEntry>,
     /// The judge of every server message (`mcp_native` vectors; `None` for gateways).
     pub peer: Option<Peer>,
     /// Responses no step has taken yet.
@@ -243,13 +140,14 @@ pub(super) struct Conv<'a> {
 }
 
 impl<'a> Conv<'a> {
-    /// A conversation over `chan` with the started server `proc`, begun at `start`; `peer`
-    /// judges every message (`mcp_native`), `grace` is a stdio server's start-up time.
+    /// A conversation over `chan` with the started server `proc` on the timeline `tl`;
+    /// `peer` judges every message (`mcp_native`), `grace` is a stdio server's start-up
+    /// time.
     pub fn new(
         chan: Chan,
-        proc: &'a mut Supervised,
+        proc: Option<&'a mut Supervised>,
         timing: Timing,
-        start: Instant,
+        tl: Timeline<'a>,
         peer: Option<Peer>,
         grace: Option<Duration>,
     ) -> Conv<'a> {
@@ -258,11 +156,9 @@ impl<'a> Conv<'a> {
             proc,
             timing,
             buf: Vec::new(),
-            start,
-            hard_deadline: start + Duration::from_millis(timing.vector_ms),
+            tl,
             read_total: 0,
             closed: None,
-            transcript: Vec::new(),
             peer,
             inbox: VecDeque::new(),
             notifications: Vec::new(),
@@ -287,30 +183,20 @@ impl<'a> Conv<'a> {
 }
 
 impl Conv<'_> {
-    pub fn t(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
-    }
-
     pub fn log(&mut self, dir: Dir, s: &str) {
-        let t = self.t();
-        self.transcript.push(TranscriptEntry {
-            t_ms: t,
-            dir,
-            data: short(s),
-        });
+        self.tl.log(dir, s);
     }
 
     /// Deadline `ms` from now, within the vector's hard limit.
     pub fn deadline(&self, ms: u64) -> Instant {
-        (Instant::now() + Duration::from_millis(ms)).min(self.hard_deadline)
+        self.tl.deadline(ms)
     }
 
     /// The deadline of a step's answer: `step_ms`, plus the start-up grace of a stdio
     /// server that has not answered anything yet.
     pub fn answer_deadline(&self) -> Instant {
         let grace = self.grace.unwrap_or_default();
-        (Instant::now() + Duration::from_millis(self.timing.step_ms) + grace)
-            .min(self.hard_deadline)
+        self.tl.within(self.tl.after(self.timing.step_ms) + grace)
     }
 
     /// The step being run sent a request with `id` (and `token`, its progress token): its
@@ -421,207 +307,27 @@ impl Conv<'_> {
         }
     }
 
-    /// Sends one message: a line on stdio, a POST on HTTP, a text frame on WebSocket.
-    pub fn send_text(&mut self, text: &str) -> Result<(), TransportError> {
-        self.log(Dir::Sent, text);
-        match &mut self.chan {
-            Chan::Stdio(w) => {
-                let mut b = text.as_bytes().to_vec();
-                b.push(b'\n');
-                w.send(&b)
-                    .map_err(|e| TransportError(format!("cannot write to the server's stdin: {e}")))
-            }
-            Chan::Http(h) => {
-                let ex = Exchange {
-                    verb: Verb::Post,
-                    body: text.as_bytes().to_vec(),
-                    session: h.session(),
-                    protocol_version: self.protocol_header.clone(),
-                    headers: Vec::new(),
-                };
-                let n = h.start(ex);
-                self.last_exchange = Some(n);
-                self.exchanges.insert(n, ExState::default());
-                // Like a real client, the next message waits until this one was taken:
-                // the server's answer head (a 202, or the start of a JSON or SSE answer).
-                let d = self.deadline(self.timing.step_ms);
-                match self.wait_status(n, d) {
-                    Ok(_) => Ok(()),
-                    Err(stop) => Err(TransportError(stop.why)),
-                }
-            }
-            Chan::Ws(w) => w.send(text.as_bytes()),
-        }
-    }
-
-    /// Starts an HTTP exchange written by hand.
-    pub fn http(&mut self, ex: Exchange) -> Result<u64, TransportError> {
-        let Chan::Http(h) = &mut self.chan else {
-            return Err(TransportError(
-                "an HTTP exchange needs the http transport".into(),
-            ));
-        };
-        let line = format!(
-            "{} (Mcp-Session-Id: {}, MCP-Protocol-Version: {}{}) {}",
-            ex.verb.as_str(),
-            ex.session.as_deref().unwrap_or("none"),
-            ex.protocol_version.as_deref().unwrap_or("none"),
-            ex.headers
-                .iter()
-                .map(|(k, v)| format!(", {k}: {v}"))
-                .collect::<String>(),
-            String::from_utf8_lossy(&ex.body)
-        );
-        let n = h.start(ex);
-        self.log(Dir::Sent, &line);
-        self.last_exchange = Some(n);
-        self.exchanges.insert(n, ExState::default());
-        Ok(n)
-    }
-
-    /// Closes the write side (stdio: the server's stdin).
-    pub fn close_input(&mut self) -> Result<(), TransportError> {
-        self.log(Dir::Note, "closed the server's stdin");
-        match &mut self.chan {
-            Chan::Stdio(w) => w
-                .half_close()
-                .map_err(|e| TransportError(format!("cannot close stdin: {e}"))),
-            _ => Err(TransportError("only stdio has a stdin to close".into())),
-        }
-    }
-
-    /// The session id the HTTP server assigned.
-    pub fn http_session(&self) -> Option<String> {
-        match &self.chan {
-            Chan::Http(h) => h.session(),
-            _ => None,
-        }
-    }
-
-    /// Forgets the HTTP session (a `DELETE` ended it).
-    pub fn end_http_session(&mut self) {
-        if let Chan::Http(h) = &self.chan {
-            self.session_ended = h.session();
-            h.forget_session();
-        }
-    }
-
-    fn http_event(&mut self, e: HttpEvent) -> Option<Raw> {
-        let n = e.exchange();
-        let st = self.exchanges.entry(n).or_default();
-        match e {
-            HttpEvent::Head {
-                status,
-                content_type,
-                ..
-            } => {
-                st.status = Some(status);
-                st.content_type = content_type.clone();
-                let ct = if content_type.is_empty() {
-                    "no Content-Type".to_owned()
-                } else {
-                    content_type
-                };
-                self.log(Dir::Note, &format!("HTTP {status} ({ct}), exchange {n}"));
-                None
-            }
-            HttpEvent::Message { status, body, .. } => {
-                self.read_total += body.len() as u64;
-                Some(Raw::Text(body, Some(status)))
-            }
-            HttpEvent::End { what, .. } => {
-                st.ended = Some(what.clone());
-                self.log(Dir::Note, &format!("exchange {n}: {what}"));
-                None
-            }
-            HttpEvent::Failed { why, .. } => {
-                st.failed = Some(why.clone());
-                self.log(Dir::Note, &format!("exchange {n} failed: {why}"));
-                None
-            }
-        }
-    }
-
-    /// The next message octets before `deadline`.
-    fn raw(&mut self, deadline: Instant) -> Result<Raw, Stop> {
-        let deadline = deadline.min(self.hard_deadline);
-        if let Chan::Http(_) = self.chan {
-            let e = match &self.chan {
-                Chan::Http(h) => h.next(deadline),
-                _ => None,
-            };
-            let Some(e) = e else { return Ok(Raw::Timeout) };
-            return Ok(self.http_event(e).unwrap_or(Raw::Event));
-        }
-        if let Chan::Ws(w) = &mut self.chan {
-            return Ok(match w.next(deadline) {
-                Got::Msg(m) => {
-                    self.read_total += m.body.len() as u64;
-                    Raw::Text(m.body, m.status)
-                }
-                Got::Timeout => Raw::Timeout,
-                Got::Closed(why) => Raw::Closed(why),
-            });
-        }
-        let Chan::Stdio(wire) = &mut self.chan else {
-            return Ok(Raw::Timeout);
-        };
-        loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let mut l: Vec<u8> = self.buf.drain(..=i).collect();
-                l.pop();
-                if l.last() == Some(&b'\r') {
-                    l.pop();
-                }
-                return Ok(Raw::Text(l, None));
-            }
-            if self.buf.len() > MAX_LINE_BYTES {
-                return Err(Stop::fail(
-                    format!("the server wrote a line longer than {MAX_LINE_BYTES} octets"),
-                    "newline-delimited JSON-RPC messages",
-                    "an unbounded line",
-                ));
-            }
-            if let Some(c) = &self.closed {
-                return Ok(Raw::Closed(c.clone()));
-            }
-            match wire.recv(deadline) {
-                Recv::Data(d) => {
-                    self.read_total += d.len() as u64;
-                    if self.read_total > self.timing.max_read_bytes {
-                        return Err(Stop::fail(
-                            format!(
-                                "the server wrote more than {} octets in one vector (harness bound)",
-                                self.timing.max_read_bytes
-                            ),
-                            "",
-                            "a flood",
-                        ));
-                    }
-                    self.buf.extend_from_slice(&d);
-                }
-                Recv::Eof => {
-                    self.closed = Some(match self.proc.wait_exit(Duration::from_millis(200)) {
-                        Some(st) => format!("the server closed its stdout and {st}"),
-                        None => "the server closed its stdout".into(),
-                    })
-                }
-                Recv::Broken(e) => self.closed = Some(format!("reading stdout failed: {e}")),
-                Recv::Timeout => return Ok(Raw::Timeout),
-            }
-        }
-    }
-
     /// Takes in the next message before `deadline`: judged, a server request answered, a
     /// notification recorded, a response queued for the steps.
+    /// A cancelled run stops waiting at once: every wait then times out.
     pub fn pump(&mut self, deadline: Instant) -> Result<Pumped, Stop> {
-        let deadline = deadline.min(self.hard_deadline);
-        let (bytes, status) = match self.raw(deadline)? {
+        let deadline = self.tl.within(deadline);
+        let raw = loop {
+            if self.tl.cancelled() {
+                return Ok(Pumped::Timeout);
+            }
+            let slice = self.tl.slice(deadline);
+            match self.raw(slice)? {
+                Raw::Timeout if slice < deadline => {}
+                raw => break raw,
+            }
+        };
+        let (bytes, status) = match raw {
             Raw::Text(b, s) => (b, s),
             Raw::Event => return Ok(Pumped::Got),
             Raw::Timeout => {
                 // A wait cut short by the vector's own limit: no later step can run.
-                if deadline >= self.hard_deadline {
+                if deadline >= self.tl.hard_deadline {
                     self.out_of_time = true;
                 }
                 return Ok(Pumped::Timeout);
@@ -873,48 +579,5 @@ impl Conv<'_> {
                 Pumped::Timeout | Pumped::Closed(_) => return Ok(()),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(step: usize, watch_all: bool) -> Focus {
-        Focus {
-            step,
-            watch_all,
-            expects: Vec::new(),
-        }
-    }
-
-    /// Steps of `mcpnative_0029`: a set-up `open`, then the vector's own requests.
-    const SETUP: [bool; 5] = [true, false, false, false, false];
-
-    #[test]
-    fn an_answer_is_charged_to_the_step_that_sent_the_request() {
-        // A second answer to step 2's request, arriving while step 4 runs.
-        assert_eq!(charged_step(Some(1), &at(3, false), false, &SETUP), Some(1));
-        assert_eq!(charged_step(Some(1), &at(3, true), false, &SETUP), Some(1));
-    }
-
-    #[test]
-    fn the_answer_to_a_set_up_request_is_no_step_of_the_vector() {
-        assert_eq!(charged_step(Some(0), &at(1, false), false, &SETUP), None);
-        // Not even when it arrives in a quiet window: it answers initialize.
-        assert_eq!(charged_step(Some(0), &at(4, true), false, &SETUP), None);
-    }
-
-    #[test]
-    fn a_rule_the_vector_tests_is_the_vectors_wherever_it_is_seen() {
-        assert_eq!(charged_step(Some(0), &at(1, false), true, &SETUP), Some(0));
-        // A server request during a set-up `pick` in a vector about server requests.
-        assert_eq!(charged_step(None, &at(0, false), true, &SETUP), Some(0));
-    }
-
-    #[test]
-    fn what_answers_no_request_belongs_to_a_step_only_in_its_quiet_window() {
-        assert_eq!(charged_step(None, &at(2, false), false, &SETUP), None);
-        assert_eq!(charged_step(None, &at(2, true), false, &SETUP), Some(2));
     }
 }

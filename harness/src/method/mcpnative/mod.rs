@@ -8,6 +8,7 @@
 //! the vector is an incidental observation, counted once per run.
 
 pub mod args;
+mod attribution;
 pub mod chan;
 mod conv;
 pub mod http;
@@ -16,12 +17,16 @@ mod record;
 pub mod schema;
 pub mod sse;
 mod steps;
+mod stop;
+mod transport;
 
 use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpnative::McpWire;
 use crate::catalog::vector::{Expect, Method, Step, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::connect::wire::StdioWire;
+use crate::method::conv::clock::SYSTEM;
+use crate::method::conv::timeline::{Timeline, INTERRUPTED};
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Dir, NaCause, Verdict};
 use crate::sut::{McpNativeSpec, McpTransport, Start, Sut};
@@ -165,7 +170,7 @@ impl TestMethod for McpNativeMethod<'_> {
         Ok(m)
     }
 
-    fn drive(&mut self, v: &Vector, method: Method, _cancel: &Cancel) -> Result<Outcome, Fatal> {
+    fn drive(&mut self, v: &Vector, method: Method, cancel: &Cancel) -> Result<Outcome, Fatal> {
         // One log per vector, so a server's complaint sits beside the vector that caused it.
         let logs = self.work.join("sut-stderr");
         let _ = std::fs::create_dir_all(&logs);
@@ -221,13 +226,20 @@ impl TestMethod for McpNativeMethod<'_> {
         // A stdio server is started by the first line it reads; on the other transports the
         // harness waited for it to listen.
         let grace = stdio.then(|| Duration::from_millis(self.spec.timing.start_ms));
-        let mut conv = Conv::new(chan, &mut p, self.spec.timing, start_t, peer, grace);
+        let tl = Timeline::starting(
+            &SYSTEM,
+            start_t,
+            self.spec.timing.vector_ms,
+            cancel.clone(),
+            conv::CLIP,
+        );
+        let mut conv = Conv::new(chan, Some(&mut p), self.spec.timing, tl, peer, grace);
         conv.log(Dir::Note, &format!("started {}", self.describe()));
         let mut runner = steps::Runner::new(v, &self.spec);
         let ran = runner.run(&mut conv);
         let incidental = std::mem::take(&mut conv.incidental);
-        let transcript = std::mem::take(&mut conv.transcript);
-        let exited = conv.proc.exited();
+        let transcript = conv.tl.take_transcript();
+        let exited = conv.proc.as_mut().and_then(|p| p.exited());
         drop(conv);
         let mut o = record::outcome(ran, incidental).with_transcript(transcript);
         // The harness has not closed stdin (unless a step did): an exit with a failure
@@ -243,6 +255,10 @@ impl TestMethod for McpNativeMethod<'_> {
         }
         if o.verdict == Verdict::NotApplicable && o.na_cause.is_none() {
             o.na_cause = Some(NaCause::Untested);
+        }
+        if cancel.is_cancelled() {
+            // Waits cut short by the cancel prove nothing, not even a pass.
+            o = Outcome::stop(Verdict::HarnessError, INTERRUPTED).with_transcript(o.transcript);
         }
         Ok(o)
     }
@@ -267,7 +283,7 @@ impl McpNativeMethod<'_> {
             let (i, o) = p
                 .take_pipes()
                 .ok_or((Verdict::HarnessError, "stdio pipes unavailable".to_owned()))?;
-            return Ok(Chan::Stdio(StdioWire::new(i, o)));
+            return Ok(Chan::Stdio(Box::new(StdioWire::new(i, o))));
         }
         let within = Duration::from_millis(timing.start_ms);
         let port = match chosen {
@@ -319,3 +335,6 @@ fn wait_listening(port: u16, p: &mut Supervised, within: Duration) -> Result<(),
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[cfg(test)]
+mod tests;

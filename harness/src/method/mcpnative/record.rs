@@ -5,7 +5,7 @@
 //! run); the steps a closed transport or the vector's time left are listed as not run, with
 //! the reason (`docs/mcp-native.md`, Attribution).
 
-use super::conv::Stop;
+use super::stop::Stop;
 use crate::method::Outcome;
 use crate::report::result::{Incidental, StepResult, Verdict};
 

@@ -1,7 +1,8 @@
 //! Profile-specific reading of replies: P1 payloads checked against their message and, for
 //! A2A (profile 2), the tasks an agent runs judged per task (order, finality, outcome).
 
-use super::conv::{Conv, Obs};
+use super::conv::Conv;
+use super::obs::Obs;
 use crate::frames::Envelope;
 use crate::p1::P1Form;
 use std::time::{Duration, Instant};
@@ -196,7 +197,7 @@ pub fn tasks(
             Some(r) => s.2 = Some(r),
         }
         if quiet_until.is_none() && state.iter().all(|s| s.2.is_some()) {
-            quiet_until = Some(conv.clock.now() + silence);
+            quiet_until = Some(conv.tl.now() + silence);
         }
     }
     let mut seen = Vec::new();

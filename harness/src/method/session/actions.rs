@@ -3,7 +3,7 @@
 //! identity probe.
 
 use super::conv::Conv;
-use super::{Inputs, StepFailure};
+use super::work::{Inputs, StepFailure};
 use crate::plan::materialize::{self, Action};
 use crate::report::result::{Dir, Verdict};
 use crate::support::transcript::transcript_hex;

@@ -3,8 +3,9 @@
 //! and no close or, at the end of the vector (and on close-only endpoints), until the
 //! manifest's probe is answered.
 
-use super::conv::{Conv, Obs};
-use super::StepFailure;
+use super::conv::Conv;
+use super::obs::Obs;
+use super::work::StepFailure;
 use crate::catalog::vector::FrameSpec;
 use crate::frames::Envelope;
 use crate::plan::expr::Params;
@@ -277,7 +278,7 @@ fn accept_broken(
     // message is a reject here too.
     let o = match o {
         Some(Obs::Reply(env)) if conv.spec.reject_signal.profile_errors => {
-            super::judge::profile_error(&env, conv.form).or(Some(Obs::Reply(env)))
+            super::refusal::profile_error(&env, conv.form).or(Some(Obs::Reply(env)))
         }
         o => o,
     };

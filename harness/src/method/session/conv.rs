@@ -2,73 +2,18 @@
 //! observations (frames, error frames, the connection closing, output that is not framing)
 //! it reads back, against a clock the tests can replace.
 
+use super::obs::Obs;
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::FrameDecoder;
 use crate::frames::{e1, Envelope, Limits};
-use crate::report::result::{Dir, TranscriptEntry};
+use crate::method::conv::clock::Clock;
+use crate::method::conv::timeline::{Clip, Timeline};
+use crate::report::result::Dir;
+use crate::support::cancel::Cancel;
 use crate::support::transcript::transcript_hex;
 use crate::sut::SessionSpec;
 use bytes::Bytes;
-use std::time::{Duration, Instant};
-
-/// Where the session method reads the time and waits: the system clock on a real wire, a
-/// virtual one in tests, so judgement can be tested without waiting.
-pub trait Clock: Send + Sync {
-    /// Now.
-    fn now(&self) -> Instant;
-    /// Waits until `t`.
-    fn sleep_until(&self, t: Instant);
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-
-    fn sleep_until(&self, t: Instant) {
-        std::thread::sleep(t.saturating_duration_since(Instant::now()));
-    }
-}
-
-/// What the harness saw on the connection.
-#[derive(Debug, Clone)]
-pub enum Obs {
-    /// An error frame carrying a code; the frame itself, for reply expectations.
-    Error {
-        /// The code it carries.
-        code: String,
-        /// Its msg_id.
-        msg_id: Bytes,
-        /// The frame.
-        frame: Box<Envelope>,
-    },
-    /// Any other frame.
-    Reply(Envelope),
-    /// The connection ended (EOF, reset, TLS alert); the reason.
-    Closed(String),
-    /// The SUT sent octets that are not a valid frame.
-    Garbage(String),
-    /// A profile's own error message refusing a frame, whose code is not a canonical one
-    /// (made by the reject judge under `reject_signal.profile_errors`, never by `next`).
-    Refused(String),
-}
-
-impl Obs {
-    /// A few words for messages.
-    pub fn short(&self) -> String {
-        match self {
-            Obs::Error { code, .. } => format!("error frame {code}"),
-            Obs::Reply(e) => format!("frame profile_id={} msg_type={}", e.profile_id, e.msg_type),
-            Obs::Closed(w) => format!("connection {w}"),
-            Obs::Garbage(g) => g.clone(),
-            Obs::Refused(r) => r.clone(),
-        }
-    }
-}
+use std::time::Instant;
 
 /// One vector's conversation.
 pub struct Conv<'a> {
@@ -78,14 +23,8 @@ pub struct Conv<'a> {
     pub upstream: Option<Box<dyn Wire>>,
     /// How the endpoint is read and signals.
     pub spec: &'a SessionSpec,
-    /// Time.
-    pub clock: &'a dyn Clock,
-    /// When the vector started.
-    pub start: Instant,
-    /// The vector's hard limit.
-    pub hard_deadline: Instant,
-    /// Both directions, as they happen.
-    pub transcript: Vec<TranscriptEntry>,
+    /// Time, the vector's deadlines, the cancel handle and the transcript.
+    pub tl: Timeline<'a>,
     /// The vector tests the core layer: a profile-level reject of an accepted frame shows
     /// the core accepted and dispatched it.
     pub core_layer: bool,
@@ -153,10 +92,10 @@ impl<'a> Conv<'a> {
         wire: Box<dyn Wire>,
         spec: &'a SessionSpec,
         clock: &'a dyn Clock,
+        cancel: Cancel,
         max_frame_bytes: u32,
         core_layer: bool,
     ) -> Self {
-        let start = clock.now();
         let reply_limits = reply_limits(max_frame_bytes);
         let ledger = super::ledger::Ledger::new(
             spec.reject_signal
@@ -168,10 +107,7 @@ impl<'a> Conv<'a> {
             wire,
             upstream: None,
             spec,
-            clock,
-            start,
-            hard_deadline: start + Duration::from_millis(spec.timing.vector_ms),
-            transcript: Vec::new(),
+            tl: Timeline::new(clock, spec.timing.vector_ms, cancel, Clip::WHOLE),
             core_layer,
             forwarded: None,
             last_error_frame: None,
@@ -206,18 +142,12 @@ impl<'a> Conv<'a> {
 
     /// Milliseconds since the vector started.
     pub fn t(&self) -> u64 {
-        u64::try_from(
-            self.clock
-                .now()
-                .saturating_duration_since(self.start)
-                .as_millis(),
-        )
-        .unwrap_or(u64::MAX)
+        self.tl.t()
     }
 
     /// `ms` from now.
     pub fn after(&self, ms: u64) -> Instant {
-        self.clock.now() + Duration::from_millis(ms)
+        self.tl.after(ms)
     }
 
     /// The deadline for one expected observation.
@@ -227,17 +157,12 @@ impl<'a> Conv<'a> {
 
     /// Adds a transcript line.
     pub fn log(&mut self, dir: Dir, data: impl Into<String>) {
-        let t_ms = self.t();
-        self.transcript.push(TranscriptEntry {
-            t_ms,
-            dir,
-            data: data.into(),
-        });
+        self.tl.log(dir, data);
     }
 
     /// Adds a note to the transcript.
     pub fn note(&mut self, s: impl Into<String>) {
-        self.log(Dir::Note, s);
+        self.tl.note(s);
     }
 
     /// Sends octets to the endpoint, logging them.
@@ -331,11 +256,11 @@ impl<'a> Conv<'a> {
         let (msg_id, signal) = match &o {
             Obs::Error { code, msg_id, .. } => (msg_id.clone(), Signal::Error(code.clone())),
             Obs::Reply(env) if self.spec.reject_signal.profile_errors => {
-                match super::judge::profile_error(env, self.form) {
+                match super::refusal::profile_error(env, self.form) {
                     Some(Obs::Error { code, .. }) => (
                         env.msg_id.clone(),
                         Signal::ProfileErr {
-                            what: format!("{} {code:?}", super::judge::profile_err_name(env)),
+                            what: format!("{} {code:?}", super::refusal::profile_err_name(env)),
                             canonical: Some(code),
                         },
                     ),
@@ -378,9 +303,10 @@ impl<'a> Conv<'a> {
     }
 
     /// The next observation before `deadline` (bounded by the vector's hard deadline), or
-    /// `None` on timeout. Once the connection has ended, every call observes that.
+    /// `None` on timeout. Once the connection has ended, every call observes that. A
+    /// cancelled run stops waiting at once: every wait then times out.
     pub fn next(&mut self, deadline: Instant) -> Option<Obs> {
-        let deadline = deadline.min(self.hard_deadline);
+        let deadline = self.tl.within(deadline);
         loop {
             if let Some(c) = &self.closed {
                 return Some(Obs::Closed(c.clone()));
@@ -407,7 +333,12 @@ impl<'a> Conv<'a> {
                     )));
                 }
             }
-            match self.wire.recv(deadline) {
+            if self.tl.cancelled() {
+                return None;
+            }
+            let slice = self.tl.slice(deadline);
+            match self.wire.recv(slice) {
+                Recv::Timeout if slice < deadline => {}
                 Recv::Data(d) => {
                     self.log(Dir::Received, transcript_hex(&d));
                     self.read_total += d.len() as u64;

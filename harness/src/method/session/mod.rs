@@ -16,90 +16,32 @@ pub mod confirm;
 pub mod conv;
 pub mod endpoint;
 pub mod judge;
+pub mod judge_reply;
 pub mod ledger;
+pub mod obs;
 pub mod outcome;
 pub mod profiles;
+pub mod refusal;
 pub mod relayack;
 pub mod steps;
 #[cfg(test)]
 mod tests;
+pub mod work;
 
 use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};
 use crate::connect::process::Exit;
+use crate::method::conv::clock::SYSTEM;
+use crate::method::conv::timeline::INTERRUPTED;
 use crate::plan::expr::Params;
 use crate::plan::materialize::{self, ConcreteStep, MaterialiseError};
 use crate::report::result::Verdict;
-use crate::sut::{IdentityProbe, Sut, Transport};
+use crate::sut::{Sut, Transport};
 use confirm::Requests;
-use conv::{Conv, SystemClock};
+use conv::Conv;
 use endpoint::{Endpoint, SetupError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Why a session vector stopped: its verdict and the evidence at the deciding step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepFailure {
-    /// The verdict (`fail`, `timeout`, `harness-error`, ...).
-    pub verdict: Verdict,
-    /// Why, with the step's label.
-    pub why: String,
-    /// What the step expected.
-    pub expected: String,
-    /// What it observed.
-    pub observed: String,
-    /// The canonical code observed, if a reject was judged.
-    pub code: Option<String>,
-    /// The step failed only because a reject carried another code (see [`Outcome`]).
-    pub code_only: Option<Vec<String>>,
-    /// The concrete step the failure belongs to, when it is not the step being run (an
-    /// accept confirmed later, a refusal that arrived late).
-    pub at: Option<usize>,
-    /// The requirement of the profile rule the endpoint's message broke, when that is the
-    /// failure: the step is charged to it, at its level, not to the step's requirements.
-    pub broke: Vec<String>,
-}
-
-impl StepFailure {
-    /// A failure with nothing but its verdict, reason and evidence (boxed: failures are
-    /// rare and the `Ok` paths stay small).
-    pub fn new(
-        verdict: Verdict,
-        why: impl Into<String>,
-        expected: &str,
-        observed: impl Into<String>,
-    ) -> Box<Self> {
-        Box::new(StepFailure {
-            verdict,
-            why: why.into(),
-            expected: expected.to_owned(),
-            observed: observed.into(),
-            code: None,
-            code_only: None,
-            at: None,
-            broke: Vec::new(),
-        })
-    }
-}
-
-/// What a vector's steps draw on beyond the conversation: its parameters, the run's request
-/// numbering, and the identity surface the manifest declares.
-pub struct Inputs<'p> {
-    /// The SUT's parameters for this vector.
-    pub params: &'p Params,
-    /// Numbers the probes and identity probes.
-    pub requests: &'p mut Requests,
-    /// The identity the harness presents, when known.
-    pub identity: Option<&'p str>,
-    /// The manifest's identity probe.
-    pub identity_probe: Option<&'p IdentityProbe>,
-    /// How the endpoint shapes P1 payloads.
-    pub p1_form: crate::p1::P1Form,
-    /// The manifest declares no error path for unknown profiles (CORE-049: close), so an
-    /// unknown-profile reject may be a close even where other rejects are error frames.
-    pub unknown_profile_closes: bool,
-    /// The SWP-* profiles' machines for this vector's connection.
-    pub profiles: profiles::Judge,
-}
+pub use work::{Inputs, StepFailure};
 
 /// A vector made concrete for the session method: its steps, against the wall clock.
 pub struct SessionWork {
@@ -223,7 +165,7 @@ impl TestMethod for SessionMethod<'_> {
         materialize::first_reject_code(&c.steps)
     }
 
-    fn drive(&mut self, v: &Vector, c: SessionWork, _cancel: &Cancel) -> Result<Outcome, Fatal> {
+    fn drive(&mut self, v: &Vector, c: SessionWork, cancel: &Cancel) -> Result<Outcome, Fatal> {
         let restart_note = match self.endpoint.ensure_server() {
             Ok(n) => n,
             Err(e) => {
@@ -253,11 +195,11 @@ impl TestMethod for SessionMethod<'_> {
             }
         };
         let spec = self.endpoint.spec.clone();
-        let clock = SystemClock;
         let mut conv = Conv::new(
             wire,
             &spec,
-            &clock,
+            &SYSTEM,
+            cancel.clone(),
             self.sut.manifest.limits.max_frame_bytes,
             matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
         );
@@ -320,7 +262,7 @@ impl TestMethod for SessionMethod<'_> {
             ),
         };
         let result = steps::run_steps(&mut conv, &c.steps, &mut inputs, c.now_ms);
-        let transcript = std::mem::take(&mut conv.transcript);
+        let transcript = conv.tl.take_transcript();
         drop(conv);
         // Did the endpoint die during the vector?
         let crashed = match stdio_proc {
@@ -332,6 +274,10 @@ impl TestMethod for SessionMethod<'_> {
         let mut o = outcome::of(v, result).with_transcript(transcript);
         if let Some(status) = crashed {
             crash(&mut o, &status, spec.transport);
+        }
+        if cancel.is_cancelled() {
+            // Waits cut short by the cancel prove nothing, not even a pass.
+            o = Outcome::stop(Verdict::HarnessError, INTERRUPTED).with_transcript(o.transcript);
         }
         Ok(o)
     }

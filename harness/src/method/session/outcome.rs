@@ -4,7 +4,7 @@
 //! report fails only the requirements of the steps that failed.
 
 use super::steps::{Run, StepRecord};
-use super::StepFailure;
+use super::work::StepFailure;
 use crate::catalog::vector::Vector;
 use crate::method::evaluate::fold_runs;
 use crate::method::{weight, Judged, Outcome};

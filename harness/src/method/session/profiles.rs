@@ -11,9 +11,10 @@
 //! (`rules::Config::from_params`): a rule that depends on an undeclared parameter is judged
 //! leniently, never against the reference's choice.
 
-use super::conv::{Conv, Obs};
+use super::conv::Conv;
 use super::judge::Ctx;
-use super::StepFailure;
+use super::obs::Obs;
+use super::work::StepFailure;
 use crate::p1::P1Form;
 use crate::plan::materialize::FlowItem;
 use crate::plan::placeholders::Params;

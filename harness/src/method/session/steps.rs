@@ -8,8 +8,9 @@ use super::actions::perform;
 use super::confirm::{confirm, drain, Pending};
 use super::conv::Conv;
 use super::judge::{self, Ctx};
+use super::judge_reply;
 use super::ledger::{Fate, Late, Signal};
-use super::{Inputs, StepFailure};
+use super::work::{Inputs, StepFailure};
 use crate::method::evaluate::describe_expected;
 use crate::plan::materialize::{ConcreteStep, Expectation};
 use crate::report::result::Verdict;
@@ -342,9 +343,9 @@ fn step(
 ) -> Result<(), Box<StepFailure>> {
     let s = &steps[i];
     // Wait for the step's clock, confirming what is pending before the clock moves on.
-    let due = conv.start + Duration::from_millis(s.now_ms.saturating_sub(now_origin));
-    if due > conv.clock.now() {
-        if due > conv.hard_deadline {
+    let due = conv.tl.start + Duration::from_millis(s.now_ms.saturating_sub(now_origin));
+    if due > conv.tl.now() {
+        if due > conv.tl.hard_deadline {
             return Err(StepFailure::new(
                 Verdict::Timeout,
                 format!("{label}the step is due after the vector's hard limit"),
@@ -353,7 +354,8 @@ fn step(
             ));
         }
         confirm(conv, pending, inputs.params, inputs.requests, false)?;
-        conv.clock.sleep_until(due);
+        // A cancelled run stops waiting; its outcome is the interruption's (`drive`).
+        conv.tl.sleep_until(due);
     }
     if s.second != *on_second {
         // Accepts pending on the connection being left are confirmed on it first.
@@ -474,7 +476,7 @@ fn step(
                 ms,
                 refusal_allowed,
             } => judge::silence(conv, *ms, *refusal_allowed, &c),
-            Expectation::Reply(p) => judge::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
+            Expectation::Reply(p) => judge_reply::reply(conv, p, sent.msg_id.as_ref(), inputs, &c),
             Expectation::A2aTasks(tasks) => {
                 let deadline = conv.step_deadline();
                 let silence = Duration::from_millis(conv.spec.timing.silence_ms);
@@ -487,15 +489,15 @@ fn step(
                     }
                 })
             }
-            Expectation::Stream(st) => judge::stream(conv, st, &sent, &c),
+            Expectation::Stream(st) => judge_reply::stream(conv, st, &sent, &c),
             Expectation::Flow(items) => {
                 super::profiles::flow(conv, &mut inputs.profiles, items, inputs.p1_form, &c)
             }
-            Expectation::ErrorJson(j) => judge::error_json(conv, j, &c),
-            Expectation::Identity => judge::identity(conv, sent.msg_id.as_ref(), inputs, &c),
-            Expectation::Forwarded => judge::forwarded(conv, &sent.octets, s.upstream, &c),
+            Expectation::ErrorJson(j) => judge_reply::error_json(conv, j, &c),
+            Expectation::Identity => judge_reply::identity(conv, sent.msg_id.as_ref(), inputs, &c),
+            Expectation::Forwarded => judge_reply::forwarded(conv, &sent.octets, s.upstream, &c),
             Expectation::ForwardedPayload => {
-                judge::forwarded_payload(conv, &sent.octets, s.upstream, &c)
+                judge_reply::forwarded_payload(conv, &sent.octets, s.upstream, &c)
             }
             Expectation::Nothing => continue,
         };

@@ -3,43 +3,20 @@
 //! after a delay on the virtual clock, so every observation path (error frame, close, probe,
 //! silence, garbage) is exercised without sockets and without waiting.
 
-use super::conv::{Clock, Conv};
+use super::conv::Conv;
 use super::{steps, Inputs, StepFailure};
 use crate::connect::wire::{Recv, Wire};
 use crate::frames::{e1, Envelope, ErrorCode, Extensions, FrameDecoder, Limits};
+use crate::method::conv::clock::{Clock, VirtualClock};
 use crate::plan::expr::Params;
 use crate::plan::materialize::{Action, ConcreteStep, Expectation};
 use crate::report::result::Verdict;
+use crate::support::cancel::Cancel;
 use crate::sut::SessionSpec;
 use bytes::Bytes;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Time that moves only when the session method waits.
-#[derive(Clone)]
-struct VirtualClock(Arc<Mutex<Instant>>);
-
-impl VirtualClock {
-    fn new() -> Self {
-        VirtualClock(Arc::new(Mutex::new(Instant::now())))
-    }
-    fn advance_to(&self, t: Instant) {
-        let mut now = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if t > *now {
-            *now = t;
-        }
-    }
-}
-
-impl Clock for VirtualClock {
-    fn now(&self) -> Instant {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-    fn sleep_until(&self, t: Instant) {
-        self.advance_to(t);
-    }
-}
 
 /// What the scripted peer does with one frame: events after a delay in ms.
 type Script = Box<dyn FnMut(&Envelope) -> Vec<(u64, Recv)> + Send>;
@@ -279,7 +256,14 @@ fn run(
     let clock = VirtualClock::new();
     let t0 = clock.now();
     let wire = MemWire::new(&clock, script);
-    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, true);
+    let mut conv = Conv::new(
+        Box::new(wire),
+        spec,
+        &clock,
+        Cancel::new(),
+        8 * 1024 * 1024,
+        true,
+    );
     let r = run_conv(&mut conv, steps);
     (r, clock.now() - t0)
 }
@@ -293,7 +277,14 @@ fn run_profile(
 ) -> Result<Summary, Box<StepFailure>> {
     let clock = VirtualClock::new();
     let wire = MemWire::new(&clock, script);
-    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, false);
+    let mut conv = Conv::new(
+        Box::new(wire),
+        spec,
+        &clock,
+        Cancel::new(),
+        8 * 1024 * 1024,
+        false,
+    );
     run_conv(&mut conv, steps)
 }
 
@@ -456,7 +447,14 @@ fn an_error_frame_for_an_accepted_frame_names_its_step() {
 fn records(spec: &SessionSpec, script: Script, steps: &[ConcreteStep]) -> Vec<steps::StepRecord> {
     let clock = VirtualClock::new();
     let wire = MemWire::new(&clock, script);
-    let mut conv = Conv::new(Box::new(wire), spec, &clock, 8 * 1024 * 1024, false);
+    let mut conv = Conv::new(
+        Box::new(wire),
+        spec,
+        &clock,
+        Cancel::new(),
+        8 * 1024 * 1024,
+        false,
+    );
     run_run(&mut conv, steps).records
 }
 
@@ -1200,6 +1198,7 @@ fn tenants(shared: bool) -> Result<Summary, Box<StepFailure>> {
         Box::new(MemWire::new(&clock, a2a_agent(first))),
         &spec,
         &clock,
+        Cancel::new(),
         8 * 1024 * 1024,
         false,
     );
@@ -1335,4 +1334,29 @@ fn a_code_pointer_that_points_nowhere_is_named_in_the_failure() {
         "{}",
         f.why
     );
+}
+
+#[test]
+fn a_cancelled_run_stops_waiting_at_once() {
+    // A peer that answers a second later: the cancel comes first, so nothing is read and
+    // no virtual time passes.
+    let clock = VirtualClock::new();
+    let spec = spec("");
+    let wire = MemWire::new(
+        &clock,
+        Box::new(|e: &Envelope| vec![(1_000, error_frame(&e.msg_id, "ERR_X"))]),
+    );
+    let cancel = Cancel::new();
+    let mut conv = Conv::new(
+        Box::new(wire),
+        &spec,
+        &clock,
+        cancel.clone(),
+        1 << 20,
+        false,
+    );
+    let t0 = clock.now();
+    cancel.cancel();
+    assert!(conv.next(conv.after(5_000)).is_none());
+    assert_eq!(clock.now(), t0);
 }

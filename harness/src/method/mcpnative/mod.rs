@@ -17,13 +17,14 @@ pub mod schema;
 pub mod sse;
 mod steps;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpnative::McpWire;
 use crate::catalog::vector::{Expect, Method, Step, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::connect::wire::StdioWire;
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Dir, NaCause, Verdict};
+use crate::support::cancel::Cancel;
 use crate::sut::{McpNativeSpec, McpTransport, Start, Sut};
 use chan::WsChan;
 use conv::{Chan, Conv};

@@ -8,12 +8,13 @@
 
 mod matching;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpx::ArrivesSpec;
 use crate::catalog::vector::{Expect, Method, Side, Step, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Dir, TranscriptEntry, Verdict};
+use crate::support::cancel::Cancel;
 use crate::sut::{Start, Sut};
 use matching::{same_message, substitute, Binds};
 use serde_json::Value;

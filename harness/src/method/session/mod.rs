@@ -24,12 +24,13 @@ pub mod steps;
 #[cfg(test)]
 mod tests;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};
 use crate::connect::process::Exit;
 use crate::plan::expr::Params;
 use crate::plan::materialize::{self, ConcreteStep, MaterialiseError};
 use crate::report::result::Verdict;
+use crate::support::cancel::Cancel;
 use crate::sut::{IdentityProbe, Sut, Transport};
 use confirm::Requests;
 use conv::{Conv, SystemClock};

@@ -188,7 +188,7 @@ fn default_catalog() -> PathBuf {
 
 /// The catalog and published sets `--vectors` names, each detected by its shape.
 fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
-    Ok(catalog::load_sets(dirs, &default_catalog())?)
+    Ok(catalog::load::load_sets(dirs, &default_catalog())?)
 }
 
 fn load(sel: &Select) -> Result<Catalog, CliError> {

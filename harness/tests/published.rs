@@ -178,7 +178,7 @@ fn catalog_dir() -> PathBuf {
 }
 
 fn load(dirs: &[PathBuf]) -> Catalog {
-    catalog::load_sets(dirs, &catalog_dir()).unwrap_or_else(|e| panic!("{e}"))
+    catalog::load::load_sets(dirs, &catalog_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn opts() -> RunOptions {
@@ -235,12 +235,12 @@ fn detection() {
     assert!(!is_published_dir(&tmp), "metadata without a fixture");
     std::fs::write(tmp.join("a_0001.bin"), [0, 0, 0, 0]).unwrap();
     assert!(is_published_dir(&tmp));
-    let e = catalog::load_sets(&[fixtures().join("does-not-exist")], &catalog_dir())
+    let e = catalog::load::load_sets(&[fixtures().join("does-not-exist")], &catalog_dir())
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(e.contains("neither a vector catalog"), "{e}");
-    let e = catalog::load_sets(&[catalog_dir(), catalog_dir()], &catalog_dir())
+    let e = catalog::load::load_sets(&[catalog_dir(), catalog_dir()], &catalog_dir())
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();

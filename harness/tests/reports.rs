@@ -200,7 +200,8 @@ fn reference_published() {
         );
         return;
     }
-    let cat = catalog::load_sets(&[dir], &root().join("vectors")).unwrap_or_else(|e| panic!("{e}"));
+    let cat =
+        catalog::load::load_sets(&[dir], &root().join("vectors")).unwrap_or_else(|e| panic!("{e}"));
     let sut = Sut::builtin().unwrap_or_else(|e| panic!("{e}"));
     let plan: Vec<&LoadedVector> = cat.vectors.iter().collect();
     let run = || {

@@ -537,7 +537,7 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
         }
     }
     check_mcp_native(sink, path, text, v);
-    for (needle, message) in super::mcpx::problems(v) {
+    for (needle, message) in super::mcpxcheck::problems(v) {
         sink.at(path, text, needle, message);
     }
 }

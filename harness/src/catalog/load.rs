@@ -1,5 +1,7 @@
 //! Loading the catalog from disk: every file parsed, every cross-reference checked, every
-//! error named with its file, line and column and what was expected.
+//! error named with its file, line and column and what was expected; and [`load_sets`],
+//! which puts the YAML catalog and the spec kit's published sets (`crate::published`, the
+//! one place the catalog names the front-end) into one catalog for a run.
 
 use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
@@ -223,4 +225,92 @@ pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
             problems: sink.problems,
         })
     }
+}
+
+/// The directories given to `--vectors` could not be put together.
+#[derive(Debug, thiserror::Error)]
+pub enum SetsError {
+    /// The YAML catalog did not load.
+    #[error(transparent)]
+    Catalog(#[from] LoadError),
+    /// A published set could not be listed.
+    #[error(transparent)]
+    Published(#[from] crate::published::PublishedError),
+    /// A directory is neither.
+    #[error("{0}: neither a vector catalog (a directory with requirements/) nor a published set (<id>.json beside <id>.bin or <id>.evidence.md)")]
+    Unknown(String),
+    /// Two YAML catalogs.
+    #[error("{0} and {1} are both YAML catalogs; --vectors takes one catalog and any number of published sets")]
+    TwoCatalogs(String, String),
+    /// Two published sets with a fixture of the same id.
+    #[error("fixture {0} is in two published sets ({1} and {2})")]
+    Duplicate(String, String, String),
+}
+
+/// The suffix a published fixture's id takes when the YAML catalog in the same run has a
+/// vector of that id.
+pub const PUBLISHED_SUFFIX: &str = ".published";
+
+/// Loads what `--vectors` names: at most one YAML catalog and any number of published sets,
+/// each detected by its shape; no directory at all means `default`. Published fixtures are
+/// read against a YAML catalog (its registry, index and the requirements of its vectors of
+/// the same ids): the one given, else `default`, whose vectors then do not run. A fixture
+/// whose id the run's catalog also has is renamed `<id>.published`.
+pub fn load_sets(dirs: &[PathBuf], default: &Path) -> Result<Catalog, SetsError> {
+    let mut yaml: Option<&PathBuf> = None;
+    let mut published = Vec::new();
+    for d in dirs {
+        if d.join("requirements").is_dir() {
+            if let Some(first) = yaml {
+                return Err(SetsError::TwoCatalogs(
+                    first.display().to_string(),
+                    d.display().to_string(),
+                ));
+            }
+            yaml = Some(d);
+        } else if crate::published::is_published_dir(d) {
+            published.push(d.clone());
+        } else {
+            return Err(SetsError::Unknown(d.display().to_string()));
+        }
+    }
+    let mut cat = load(yaml.map_or(default, |d| d.as_path()))?;
+    if published.is_empty() {
+        return Ok(cat);
+    }
+    let reference = cat.clone();
+    if yaml.is_none() {
+        // The default catalog lends its registry and its requirements; only the
+        // published fixtures run.
+        cat.vectors.clear();
+    }
+    merge_published(cat, &reference, published)
+}
+
+fn merge_published(
+    mut cat: Catalog,
+    reference: &Catalog,
+    sets: Vec<PathBuf>,
+) -> Result<Catalog, SetsError> {
+    let catalog_ids: std::collections::BTreeSet<String> =
+        cat.vectors.iter().map(|lv| lv.vector.id.clone()).collect();
+    let mut seen: std::collections::BTreeMap<String, PathBuf> = Default::default();
+    for dir in &sets {
+        for mut lv in crate::published::load(dir, reference)? {
+            if let Some(prev) = seen.insert(lv.vector.id.clone(), dir.clone()) {
+                return Err(SetsError::Duplicate(
+                    lv.vector.id.clone(),
+                    prev.display().to_string(),
+                    dir.display().to_string(),
+                ));
+            }
+            if catalog_ids.contains(&lv.vector.id) {
+                lv.vector.id.push_str(PUBLISHED_SUFFIX);
+            }
+            cat.vectors.push(lv);
+        }
+    }
+    cat.vectors.sort_by(|a, b| a.vector.id.cmp(&b.vector.id));
+    cat.published = sets;
+    Ok(cat)
 }

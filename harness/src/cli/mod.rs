@@ -47,7 +47,7 @@ pub enum CliError {
     Fatal(#[from] crate::method::Fatal),
     /// The vector directories could not be put together.
     #[error(transparent)]
-    Sets(#[from] crate::catalog::SetsError),
+    Sets(#[from] crate::catalog::load::SetsError),
     /// An argument is invalid.
     #[error("{0}")]
     Usage(String),

@@ -1,7 +1,7 @@
 //! Whether a vector applies to a SUT at all, from what the manifest claims and declares:
 //! methods, profiles, policies and the `holds` conditions over its parameters.
 
-use super::NotApplicable;
+use super::contract::{unfilled, NotApplicable};
 use crate::catalog::vector::{UnknownProfile, Vector};
 use crate::sut::Sut;
 
@@ -9,9 +9,9 @@ use crate::sut::Sut;
 /// by, or a `holds` condition over a window or size the manifest does not declare, leaves the
 /// vector untested; everything else is the SUT's declared choice.
 pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
-    // A published fixture's own assumptions (process check, one frame of multi-frame
-    // behaviour, its limits and clock) decide first.
-    if let Some(na) = crate::published::receiver::applicability(v, sut) {
+    // A vector's own receiver assumptions (a published fixture's process check, one frame
+    // of multi-frame behaviour, its limits and clock) decide first.
+    if let Some(na) = super::receiver::applicability(v, sut) {
         return Some(na);
     }
     let m = &sut.manifest;
@@ -37,7 +37,7 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     for c in &v.applies_when.holds {
         // A condition over an optional feature's value the SUT does not declare (SWP-AGDISC's
         // max-age, a SHOULD) is the SUT's choice, as an unfilled feature trigger is.
-        if let Some(f) = crate::plan::placeholders::FEATURE_PARAMS
+        if let Some(f) = crate::plan::features::FEATURE_PARAMS
             .iter()
             .find(|f| c.contains(&format!("${{{f}}}")) && !sut.manifest.params.contains_key(**f))
         {
@@ -59,7 +59,7 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
                 if let Err(f @ crate::plan::placeholders::FillError::Missing(_)) =
                     crate::plan::placeholders::fill(v, &sut.manifest.params)
                 {
-                    let na = super::unfilled(f);
+                    let na = unfilled(f);
                     if na.cause == crate::report::result::NaCause::SutChoice {
                         return Some(na);
                     }

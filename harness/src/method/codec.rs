@@ -3,13 +3,13 @@
 //! judged step by step. The same method runs `translate` vectors, one `translate` request
 //! per step.
 
-use super::{answered, Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{answered, step_results, Fatal, Judged, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{Method, Vector};
-use crate::catalog::Catalog;
 use crate::connect::driver::CodecDriver;
 use crate::method::evaluate::{self, describe_expected};
 use crate::plan::materialize::{self, Action, ConcreteStep, MaterialiseError};
 use crate::report::result::{Dir, TranscriptEntry, Verdict};
+use crate::support::cancel::Cancel;
 use crate::support::transcript::{transcript_events, transcript_hex};
 use crate::sut::{codec_config_of, Sut};
 use swp_testee_proto::{Chunk, DecodeReply, DecodeRequest, Hex};
@@ -38,21 +38,6 @@ impl<'a> CodecMethod<'a> {
     pub fn new(sut: &'a Sut, driver: Box<dyn CodecDriver + 'a>) -> Self {
         CodecMethod { sut, driver }
     }
-
-    /// Runs the plan's vectors one by one (a convenience for tests and benches).
-    pub fn run(
-        self,
-        catalog: &Catalog,
-        plan: &[&crate::catalog::LoadedVector],
-    ) -> Result<Vec<crate::report::result::VectorResult>, Fatal> {
-        let sut = self.sut;
-        let mut b = super::Bound {
-            method: self,
-            catalog,
-            sut,
-        };
-        super::run_plan(&mut b, plan, &Cancel::new(), &mut |_| {})
-    }
 }
 
 impl TestMethod for CodecMethod<'_> {
@@ -77,7 +62,7 @@ impl TestMethod for CodecMethod<'_> {
             return Ok(CodecWork::Translate);
         }
         // A published fixture brings its own receiver clock and limits.
-        let params = crate::published::receiver::codec_params(v, self.sut, CODEC_NOW_MS)
+        let params = super::receiver::codec_params(v, self.sut, CODEC_NOW_MS)
             .unwrap_or_else(|| self.sut.params(CODEC_NOW_MS));
         materialize::materialise(v, &params).map(CodecWork::Frames)
     }
@@ -94,7 +79,7 @@ impl TestMethod for CodecMethod<'_> {
             CodecWork::Translate => super::translate::run(self.driver.as_mut(), v),
             CodecWork::Frames(steps) => {
                 // A published fixture brings its own limits and profile validation.
-                let config = match crate::published::receiver::codec_config(v, self.sut) {
+                let config = match super::receiver::codec_config(v, self.sut) {
                     Some(c) => c,
                     None => {
                         // Payload validation is asked for only by vectors about a P1
@@ -111,10 +96,8 @@ impl TestMethod for CodecMethod<'_> {
                         c
                     }
                 };
-                let origin = v
-                    .fixture
-                    .as_ref()
-                    .and_then(|f| f.receiver.now_ms)
+                let origin = super::receiver::of(v)
+                    .and_then(|rx| rx.now_ms)
                     .unwrap_or(CODEC_NOW_MS);
                 self.decode(v, &steps, config, origin)
             }
@@ -249,7 +232,7 @@ fn judge(
         }
         let j = evaluate::judge_codec_step(&s.expect, events);
         let label = step_label(steps.len(), s);
-        judged.push(super::Judged {
+        judged.push(Judged {
             step: s.step,
             verdict: Some(j.verdict),
             why: j.detail.as_ref().map(|d| format!("{label}{d}")),
@@ -278,7 +261,7 @@ fn judge(
     }
     if decided {
         if steps.len() > 1 {
-            o.steps = super::step_results(v, &judged);
+            o.steps = step_results(v, &judged);
         }
         return o.with_transcript(transcript);
     }

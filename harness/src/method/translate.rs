@@ -2,7 +2,7 @@
 //! library in process, or a testee's `translate` operation) and judges the answer against
 //! the exact expected translation or typed error.
 
-use super::{answered, Fatal, Outcome};
+use super::contract::{answered, Fatal, Outcome};
 use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
 use crate::catalog::vector::{Expect, Vector};
 use crate::connect::driver::CodecDriver;

@@ -56,7 +56,7 @@ pub fn param_names() -> impl Iterator<Item = &'static str> {
     BUILTIN_PARAM_NAMES
         .iter()
         .chain(MANIFEST_PARAM_NAMES)
-        .chain(crate::plan::placeholders::FEATURE_PARAMS)
+        .chain(crate::plan::features::FEATURE_PARAMS)
         .copied()
 }
 

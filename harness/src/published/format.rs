@@ -20,20 +20,7 @@ pub enum Outcome {
     Process,
 }
 
-/// Limits the metadata states (`assertions.limits`, `assertions.envelope.min_msg_id_bytes`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StatedLimits {
-    /// `max_frame_bytes`.
-    pub max_frame_bytes: Option<u64>,
-    /// `min_msg_id_bytes`.
-    pub min_msg_id_bytes: Option<u64>,
-    /// `max_msg_id_bytes`.
-    pub max_msg_id_bytes: Option<u64>,
-    /// `max_ext_bytes`.
-    pub max_ext_bytes: Option<u64>,
-    /// `max_payload_bytes`.
-    pub max_payload_bytes: Option<u64>,
-}
+pub use crate::catalog::receiver::StatedLimits;
 
 /// Envelope values an accept asserts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

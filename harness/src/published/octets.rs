@@ -29,26 +29,7 @@ impl Finding {
     }
 }
 
-/// Header values and sizes of the body, as far as its fields decode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Header {
-    /// N of the length prefix.
-    pub frame: Option<u64>,
-    /// `version`.
-    pub version: Option<u64>,
-    /// `profile_id`.
-    pub profile_id: Option<u64>,
-    /// `msg_type`.
-    pub msg_type: Option<u64>,
-    /// `ts_unix_ms`.
-    pub ts_unix_ms: Option<u64>,
-    /// Declared msg_id length.
-    pub msg_id: Option<u64>,
-    /// Declared extensions block length.
-    pub ext: Option<u64>,
-    /// Declared payload length.
-    pub payload: Option<u64>,
-}
+pub use crate::catalog::receiver::Header;
 
 /// A fixture's octets, read.
 #[derive(Debug, Clone, PartialEq, Eq)]

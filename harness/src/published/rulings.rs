@@ -13,57 +13,7 @@
 use crate::catalog::vector::UnknownProfile;
 use crate::frames::ErrorCode;
 
-/// How a ruling changes the way a fixture runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// It runs as published.
-    Explains,
-    /// Not applicable: one frame cannot show this behaviour (what it needs, in words).
-    SingleFrame(&'static str),
-    /// It applies to SUTs with this unknown-profile path only.
-    UnknownProfilePath(UnknownProfile),
-    /// It runs with this expectation instead.
-    Expect(Ruled),
-    /// It is judged on decoding only: the core accepts the frame and dispatches it to the
-    /// addressed profile, which the receiver is not asked to validate (a codec SUT decodes
-    /// it as a core; an endpoint's profile may still refuse it, which shows the dispatch).
-    /// The published expectation is about what the payload cannot carry, so it is not
-    /// compared with what the SUT did.
-    DecodingOnly,
-    /// The spec leaves the receiver the choice: an accept (of the asserted envelope values)
-    /// and any refusal, an error frame or a close, both pass. The requirements are those
-    /// of the case the ruling describes (none when the choice is all there is to judge).
-    EitherWay(&'static [&'static str]),
-}
-
-/// The expectation a ruling puts in place of the published one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ruled {
-    /// Reject with the first code; the others pass too.
-    pub codes: &'static [ErrorCode],
-    /// Requirements of the ruled case (registry IDs).
-    pub requirements: &'static [&'static str],
-    /// Where the code is graded: a profile-level reject's code is a SHOULD (ERR-004,
-    /// SI-012), so another code warns and never fails.
-    pub code_requirements: &'static [&'static str],
-    /// Ask the SUT to validate the addressed profile's payloads (the fault is the profile's).
-    pub validate: bool,
-}
-
-/// One ruling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ruling {
-    /// The spec kit's ids of the fixtures it covers.
-    pub fixtures: &'static [&'static str],
-    /// The project's reading, in words.
-    pub reading: &'static str,
-    /// The clause it rests on.
-    pub clause: &'static str,
-    /// The spec-issues entries.
-    pub si: &'static str,
-    /// What it does to the run.
-    pub effect: Effect,
-}
+pub use crate::catalog::fixture::{Effect, Ruled, Ruling};
 
 const NOT_P1: Ruled = Ruled {
     codes: &[ErrorCode::InvalidProfilePayload],

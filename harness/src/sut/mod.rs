@@ -128,7 +128,7 @@ impl Sut {
         // Numeric optional-feature triggers too, for `holds` conditions over them.
         for &name in crate::plan::expr::MANIFEST_PARAM_NAMES
             .iter()
-            .chain(crate::plan::placeholders::FEATURE_PARAMS)
+            .chain(crate::plan::features::FEATURE_PARAMS)
         {
             if let Some(v) = m.params.get(name).and_then(serde_json::Value::as_u64) {
                 p.insert(name, v);

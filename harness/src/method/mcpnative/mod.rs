@@ -20,7 +20,7 @@ mod steps;
 mod stop;
 mod transport;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpnative::McpWire;
 use crate::catalog::vector::{Expect, Method, Step, Vector};
 use crate::connect::process::{self, Supervised};
@@ -29,6 +29,7 @@ use crate::method::conv::clock::SYSTEM;
 use crate::method::conv::timeline::{Timeline, INTERRUPTED};
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Dir, NaCause, Verdict};
+use crate::support::cancel::Cancel;
 use crate::sut::{McpNativeSpec, McpTransport, Start, Sut};
 use chan::WsChan;
 use conv::{Chan, Conv};

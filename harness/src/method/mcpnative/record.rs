@@ -6,7 +6,7 @@
 //! the reason (`docs/mcp-native.md`, Attribution).
 
 use super::stop::Stop;
-use crate::method::Outcome;
+use crate::method::contract::Outcome;
 use crate::report::result::{Incidental, StepResult, Verdict};
 
 /// One step of a vector, as it ran.

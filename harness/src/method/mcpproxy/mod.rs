@@ -10,13 +10,14 @@ mod conv;
 mod lines;
 mod matching;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{Method, Step, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::method::conv::clock::SYSTEM;
 use crate::method::conv::timeline::{Timeline, INTERRUPTED};
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Dir, Verdict};
+use crate::support::cancel::Cancel;
 use crate::sut::{Start, Sut};
 use conv::{run_steps, Conv, Pipes, CLIP};
 use lines::Lines;

@@ -28,7 +28,7 @@ pub mod steps;
 mod tests;
 pub mod work;
 
-use super::{Cancel, Fatal, NotApplicable, Outcome, TestMethod};
+use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::vector::{ClientCert, Method, Vector};
 use crate::connect::process::Exit;
 use crate::method::conv::clock::SYSTEM;
@@ -36,6 +36,7 @@ use crate::method::conv::timeline::INTERRUPTED;
 use crate::plan::expr::Params;
 use crate::plan::materialize::{self, ConcreteStep, MaterialiseError};
 use crate::report::result::Verdict;
+use crate::support::cancel::Cancel;
 use crate::sut::{Sut, Transport};
 use confirm::Requests;
 use conv::Conv;

@@ -6,8 +6,8 @@
 use super::steps::{Run, StepRecord};
 use super::work::StepFailure;
 use crate::catalog::vector::Vector;
+use crate::method::contract::{weight, Judged, Outcome};
 use crate::method::evaluate::fold_runs;
-use crate::method::{weight, Judged, Outcome};
 use crate::report::result::{StepResult, Verdict};
 
 /// The failure that decides a group of records (the earliest of the heaviest verdict), with
@@ -130,7 +130,7 @@ fn step_results(v: &Vector, records: &[StepRecord]) -> Vec<StepResult> {
             }
         })
         .collect();
-    crate::method::step_results(v, &judged)
+    crate::method::contract::step_results(v, &judged)
 }
 
 #[cfg(test)]

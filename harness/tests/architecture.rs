@@ -18,7 +18,6 @@ const MAX_LINES: usize = 700;
 const MAX_CYCLE: usize = 5;
 
 #[test]
-#[ignore = "issue 28: measured while the restructure lands; run with --ignored"]
 fn no_source_file_is_over_700_lines_outside_tests() {
     let crate_ = Crate::read();
     let mut over: Vec<(usize, &str)> = crate_
@@ -46,7 +45,6 @@ fn no_source_file_is_over_700_lines_outside_tests() {
 }
 
 #[test]
-#[ignore = "issue 28: measured while the restructure lands; run with --ignored"]
 fn the_largest_import_cycle_is_at_most_five_files() {
     let crate_ = Crate::read();
     let graph = crate_.graph();
@@ -85,7 +83,6 @@ fn the_largest_import_cycle_is_at_most_five_files() {
 }
 
 #[test]
-#[ignore = "issue 28: measured while the restructure lands; run with --ignored"]
 fn published_is_imported_only_by_the_catalog_loader_and_its_report_analysis() {
     let crate_ = Crate::read();
     let graph = crate_.graph();

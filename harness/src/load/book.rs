@@ -295,7 +295,7 @@ impl Book {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::sut::ErrorFrameSpec;
 
@@ -306,7 +306,8 @@ mod tests {
         (Book::new(3, cap, t0 + 1000 * MS, 500 * MS), t0)
     }
 
-    fn matcher() -> Matcher {
+    /// Replies (1, 2) with the error frame of the reference manifests; `load::tests` uses it too.
+    pub(in crate::load) fn matcher() -> Matcher {
         Matcher {
             reply: (1, 2),
             error: Some(ErrorFrameSpec {

@@ -3,7 +3,8 @@
 //! leaves decide whether the run held, with the reasons the report gives, without sockets
 //! and without waiting.
 
-use super::book::{Book, Matcher};
+use super::book::tests::matcher;
+use super::book::Book;
 use super::conn::{self, Drive, Phases, Template};
 use super::report::reasons;
 use crate::connect::wire::Recv;
@@ -11,7 +12,6 @@ use crate::frames::{e1, Envelope, FrameDecoder, Limits};
 use crate::method::conv::clock::{Clock, VirtualClock};
 use crate::method::conv::script::{Script, ScriptedWire};
 use crate::support::cancel::Cancel;
-use crate::sut::ErrorFrameSpec;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,18 +23,6 @@ fn limits() -> Limits {
         max_msg_id_bytes: usize::MAX,
         max_ext_bytes: usize::MAX,
         max_payload_bytes: usize::MAX,
-    }
-}
-
-fn matcher() -> Matcher {
-    Matcher {
-        reply: (1, 2),
-        error: Some(ErrorFrameSpec {
-            profile_id: 1,
-            msg_type: 2,
-            code_pointer: "/error/data/swp_error".into(),
-            correlation: Default::default(),
-        }),
     }
 }
 

@@ -5,42 +5,38 @@
 
 use super::conv::Conv;
 use super::{steps, Inputs, StepFailure};
-use crate::connect::wire::{Recv, Wire};
+use crate::connect::wire::Recv;
 use crate::frames::{e1, Envelope, ErrorCode, Extensions, FrameDecoder, Limits};
 use crate::method::conv::clock::{Clock, VirtualClock};
+use crate::method::conv::script::ScriptedWire;
 use crate::plan::expr::Params;
 use crate::plan::materialize::{Action, ConcreteStep, Expectation};
 use crate::report::result::Verdict;
 use crate::support::cancel::Cancel;
 use crate::sut::SessionSpec;
 use bytes::Bytes;
-use std::io;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the scripted peer does with one frame: events after a delay in ms.
 type Script = Box<dyn FnMut(&Envelope) -> Vec<(u64, Recv)> + Send>;
 
-/// An endpoint in memory: frames the harness sends are decoded and handed to the script;
-/// what the script answers arrives on the virtual clock.
-struct MemWire {
-    clock: VirtualClock,
-    frames: FrameDecoder,
-    script: Script,
-    queue: Vec<(Instant, Recv)>,
-    closed: bool,
-}
-
-impl MemWire {
-    fn new(clock: &VirtualClock, script: Script) -> Self {
-        MemWire {
-            clock: clock.clone(),
-            frames: FrameDecoder::new(unbounded()),
-            script,
-            queue: Vec::new(),
-            closed: false,
+/// An endpoint in memory: the conversation core's scripted peer ([`ScriptedWire`]) with a
+/// frame decoder in front, so the script sees the envelopes the harness sends and its
+/// answers arrive on the virtual clock.
+fn mem_wire(clock: &VirtualClock, mut script: Script) -> ScriptedWire {
+    let mut frames = FrameDecoder::new(unbounded());
+    let by_frame = move |b: &[u8]| {
+        frames.feed(b);
+        let mut out = Vec::new();
+        while let Ok(Some(body)) = frames.next_body() {
+            if let Ok(env) = e1::decode(&body, &unbounded()) {
+                out.extend(script(&env));
+            }
         }
-    }
+        out
+    };
+    ScriptedWire::new(clock, Box::new(by_frame), Vec::new())
 }
 
 fn unbounded() -> Limits {
@@ -50,51 +46,6 @@ fn unbounded() -> Limits {
         max_msg_id_bytes: usize::MAX,
         max_ext_bytes: usize::MAX,
         max_payload_bytes: usize::MAX,
-    }
-}
-
-impl Wire for MemWire {
-    fn send(&mut self, b: &[u8]) -> io::Result<()> {
-        if self.closed {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"));
-        }
-        self.frames.feed(b);
-        while let Ok(Some(body)) = self.frames.next_body() {
-            let Ok(env) = e1::decode(&body, &unbounded()) else {
-                continue;
-            };
-            let now = self.clock.now();
-            for (ms, r) in (self.script)(&env) {
-                self.queue.push((now + Duration::from_millis(ms), r));
-            }
-        }
-        Ok(())
-    }
-
-    fn half_close(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn recv(&mut self, deadline: Instant) -> Recv {
-        self.queue.sort_by_key(|(t, _)| *t);
-        match self.queue.first() {
-            Some((t, _)) if *t <= deadline => {
-                let (t, r) = self.queue.remove(0);
-                self.clock.advance_to(t);
-                if r == Recv::Eof {
-                    self.closed = true;
-                }
-                r
-            }
-            _ => {
-                self.clock.advance_to(deadline);
-                Recv::Timeout
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        "memory".into()
     }
 }
 
@@ -255,7 +206,7 @@ fn run(
 ) -> (Result<Summary, Box<StepFailure>>, Duration) {
     let clock = VirtualClock::new();
     let t0 = clock.now();
-    let wire = MemWire::new(&clock, script);
+    let wire = mem_wire(&clock, script);
     let mut conv = Conv::new(
         Box::new(wire),
         spec,
@@ -276,7 +227,7 @@ fn run_profile(
     steps: &[ConcreteStep],
 ) -> Result<Summary, Box<StepFailure>> {
     let clock = VirtualClock::new();
-    let wire = MemWire::new(&clock, script);
+    let wire = mem_wire(&clock, script);
     let mut conv = Conv::new(
         Box::new(wire),
         spec,
@@ -446,7 +397,7 @@ fn an_error_frame_for_an_accepted_frame_names_its_step() {
 /// failure.
 fn records(spec: &SessionSpec, script: Script, steps: &[ConcreteStep]) -> Vec<steps::StepRecord> {
     let clock = VirtualClock::new();
-    let wire = MemWire::new(&clock, script);
+    let wire = mem_wire(&clock, script);
     let mut conv = Conv::new(
         Box::new(wire),
         spec,
@@ -1195,7 +1146,7 @@ fn tenants(shared: bool) -> Result<Summary, Box<StepFailure>> {
     let clock = VirtualClock::new();
     let spec = spec("");
     let mut conv = Conv::new(
-        Box::new(MemWire::new(&clock, a2a_agent(first))),
+        Box::new(mem_wire(&clock, a2a_agent(first))),
         &spec,
         &clock,
         Cancel::new(),
@@ -1203,7 +1154,7 @@ fn tenants(shared: bool) -> Result<Summary, Box<StepFailure>> {
         false,
     );
     conv.other = Some(super::conv::Peer::new(
-        Box::new(MemWire::new(&clock, a2a_agent(second))),
+        Box::new(mem_wire(&clock, a2a_agent(second))),
         8 * 1024 * 1024,
     ));
     let steps = [
@@ -1342,7 +1293,7 @@ fn a_cancelled_run_stops_waiting_at_once() {
     // no virtual time passes.
     let clock = VirtualClock::new();
     let spec = spec("");
-    let wire = MemWire::new(
+    let wire = mem_wire(
         &clock,
         Box::new(|e: &Envelope| vec![(1_000, error_frame(&e.msg_id, "ERR_X"))]),
     );

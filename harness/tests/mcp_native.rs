@@ -208,6 +208,53 @@ fn mock_server_passes_the_same_vectors_over_streamable_http() {
     }
 }
 
+/// Sharing sessions changes no verdict: the conformant mock and the lax one (whose
+/// deviations retire the sessions they break) get the same results with every vector on a
+/// server of its own, and the shared run starts far fewer servers.
+#[test]
+fn shared_sessions_give_the_verdicts_of_one_server_per_vector() {
+    let cat = catalog();
+    for mode in ["good", "lax"] {
+        let (sut, work) = mock_sut(mode);
+        let shared = run(&cat, &sut, &work);
+        let (_, work) = mock_sut_with(
+            &format!("{mode}-alone"),
+            mode,
+            &[],
+            "stdio",
+            "2025-06-18",
+            3000,
+        );
+        let p = work.join("manifest.yaml");
+        let text = std::fs::read_to_string(&p).unwrap() + "  share_session: false\n";
+        std::fs::write(&p, text).unwrap();
+        let alone_sut = Sut::load(&p).unwrap();
+        let alone = run(&cat, &alone_sut, &work);
+        assert_eq!(
+            verdicts(&shared),
+            verdicts(&alone),
+            "{mode}\n{}",
+            explain(&shared)
+        );
+        assert_eq!(incidentals(&shared), incidentals(&alone), "{mode}");
+        let starts = |rs: &[VectorResult]| {
+            rs.iter()
+                .filter(|r| {
+                    r.transcript
+                        .iter()
+                        .any(|e| e.data.starts_with("started mcp-native"))
+                })
+                .count()
+        };
+        assert!(
+            starts(&shared) * 2 < starts(&alone),
+            "{mode}: {} servers started shared, {} alone",
+            starts(&shared),
+            starts(&alone)
+        );
+    }
+}
+
 #[test]
 fn a_counter_offer_of_a_supported_version_opens_the_session() {
     let cat = catalog();
@@ -221,12 +268,7 @@ fn a_counter_offer_of_a_supported_version_opens_the_session() {
     );
     // Only the two vectors this is about: at 2025-03-26 the rest of the catalog waits out
     // its steps to no purpose.
-    let rs = run_only(
-        &cat,
-        &sut,
-        &work,
-        &["mcpnative_0001_*", "mcpnative_0014_*"],
-    );
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0001_*", "mcpnative_0014_*"]);
     let v = verdicts(&rs);
     assert_eq!(v["mcpnative_0001_initialize"], "pass", "{}", explain(&rs));
     assert_eq!(
@@ -421,10 +463,30 @@ fn a_stdout_banner_is_one_defect_of_the_run_not_a_failure_per_vector() {
     let (req, key) = seen.iter().next().unwrap();
     assert_eq!(req, "MCPN-020", "{key}");
     assert!(key.contains("stdout"), "{key}");
-    // Every vector that started the server saw the banner and says so (those out of the
-    // run's version scope too: they learn the version from the server).
-    let saw = banner.iter().filter(|r| !r.incidental.is_empty()).count();
-    assert!(saw >= 30, "{saw}:\n{}", seen_by(&banner));
+    // Exactly the vectors that started the server saw the banner and say so (those out of
+    // the run's version scope too: they learn the version from the server); a vector on a
+    // session an earlier one opened never read the banner.
+    let started = |r: &VectorResult| {
+        r.transcript
+            .iter()
+            .any(|e| e.data.starts_with("started mcp-native"))
+    };
+    let saw: Vec<&str> = banner
+        .iter()
+        .filter(|r| !r.incidental.is_empty())
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    let starters: Vec<&str> = banner
+        .iter()
+        .filter(|r| started(r))
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    assert_eq!(saw, starters, "{}", seen_by(&banner));
+    assert!(saw.len() >= 5, "{saw:?}");
+    assert!(
+        banner.len() > saw.len() + 10,
+        "the vectors share too few sessions: {saw:?}"
+    );
 }
 
 /// The misattribution of issue 26: mcpnative_0028 (a cancellation of an unknown request is

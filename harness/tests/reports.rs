@@ -142,13 +142,18 @@ fn reference_inproc() {
 #[test]
 fn reference_tls() {
     let sut = manifest("reference-tls.yaml");
-    let a = session_report(&sut, "reports-test/tls-a");
+    // The two runs go side by side, each with its own endpoint and work directory: a TLS
+    // run is mostly waiting on the profiles' clocks (expiries, retries), not CPU.
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(|| session_report(&sut, "reports-test/tls-b"));
+        let a = session_report(&sut, "reports-test/tls-a");
+        (a, b.join().expect("the second TLS run panicked"))
+    });
     assert!(!a.run_failed, "the reference fails over TLS");
     assert!(
         !a.run.transcripts.is_empty(),
         "session transcripts belong in the run block"
     );
-    let b = session_report(&sut, "reports-test/tls-b");
     assert_same_outside_run(&a, &b);
     snapshot("tls", &a);
 }

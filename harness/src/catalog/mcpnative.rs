@@ -30,6 +30,13 @@ pub struct McpVectorSpec {
     /// needing one the client did not declare fails the run (MCPN-022).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_capabilities: Option<serde_json::Value>,
+    /// The vector needs a session of its own, and leaves its session to no other vector:
+    /// it changes what the server does for the rest of the session (a log level, a
+    /// subscription). Without it, a vector that opens a plain session and sends only
+    /// requests and notifications may run on a session an earlier vector opened
+    /// (`docs/mcp-native.md`, "Shared sessions").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fresh: bool,
 }
 
 /// A transport a vector can be limited to.

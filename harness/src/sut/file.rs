@@ -45,7 +45,8 @@ impl Kind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpNativeSpec {
-    /// Transport. The manifest's `start` runs once per vector; for `http` and `websocket`
+    /// Transport. The manifest's `start` runs once per vector, or once for a run of vectors
+    /// that share a session (`share_session`); for `http` and `websocket`
     /// it must write the port it bound to `${PORT_FILE}` (loopback).
     pub transport: McpTransport,
     /// The MCP protocol version the harness requests (`${PROTOCOL_VERSION}` in vectors),
@@ -63,6 +64,11 @@ pub struct McpNativeSpec {
     /// arguments). A vector using a name the manifest does not give is not applicable.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, String>,
+    /// Vectors that open a plain session and only send requests and notifications run
+    /// one after another on one server process and one session, as a client would use
+    /// it (default true); `false` starts the server afresh for every vector.
+    #[serde(default = "share_default", skip_serializing_if = "is_true")]
+    pub share_session: bool,
 }
 
 /// What carries JSON-RPC messages to a plain MCP server or gateway.
@@ -620,4 +626,12 @@ pub struct ManifestFile {
     /// Plain-MCP settings (kind `mcp-server`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_native: Option<McpNativeSpec>,
+}
+
+fn share_default() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }

@@ -141,6 +141,11 @@ pub fn declared(caps: &Value, path: &str) -> bool {
 }
 
 impl Peer {
+    /// No request of the client's is waiting for its answer.
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     /// A session about to ask for `requested`, judged by the schemas under `dir`.
     pub fn new(requested: &str, client_caps: Value, dir: PathBuf) -> Peer {
         Peer {

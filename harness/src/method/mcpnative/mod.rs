@@ -15,6 +15,7 @@ pub mod http;
 pub mod judge;
 mod record;
 pub mod schema;
+mod share;
 pub mod sse;
 mod steps;
 mod stop;
@@ -49,6 +50,8 @@ pub struct McpNativeMethod<'a> {
     start: Start,
     base: PathBuf,
     work: PathBuf,
+    /// The session the last vector left for the next (`share`).
+    shared: Option<share::Shared>,
 }
 
 /// The `${NAME}`s a text uses that `vars` does not define.
@@ -97,6 +100,7 @@ impl<'a> McpNativeMethod<'a> {
             // The server runs in the manifest's directory: a relative `--out` would name
             // another port file there than the one the harness waits for.
             work: std::path::absolute(work).unwrap_or_else(|_| work.to_owned()),
+            shared: None,
         }
     }
 
@@ -172,7 +176,150 @@ impl TestMethod for McpNativeMethod<'_> {
     }
 
     fn drive(&mut self, v: &Vector, method: Method, cancel: &Cancel) -> Result<Outcome, Fatal> {
-        // One log per vector, so a server's complaint sits beside the vector that caused it.
+        let share = share::shares(v, &self.spec, method);
+        // A server that exited since is dropped here, and the vector starts its own.
+        let alive = self
+            .shared
+            .as_mut()
+            .is_some_and(|s| s.proc.exited().is_none());
+        let kept = match self.shared.take() {
+            Some(s) if share && alive => Some(s),
+            // A vector of its own leaves a stdio session for the next; a server on a port is
+            // stopped first, in case its port is fixed.
+            Some(s) if !share && self.spec.transport == McpTransport::Stdio => {
+                self.shared = Some(s);
+                None
+            }
+            _ => None,
+        };
+        let (parts, reuse) = match kept {
+            Some(s) => (
+                Parts {
+                    proc: s.proc,
+                    chan: s.chan,
+                    buf: s.buf,
+                    peer: Some(s.peer),
+                    start_t: Instant::now(),
+                    grace: None,
+                    log: s.log,
+                },
+                Some((s.opened, s.next_id)),
+            ),
+            None => match self.start(v, method) {
+                Ok(p) => (p, None),
+                Err(o) => return Ok(*o),
+            },
+        };
+        let Parts {
+            mut proc,
+            chan,
+            buf,
+            peer,
+            start_t,
+            grace,
+            log,
+        } = parts;
+        let tl = Timeline::starting(
+            &SYSTEM,
+            start_t,
+            self.spec.timing.vector_ms,
+            cancel.clone(),
+            conv::CLIP,
+        );
+        let mut conv = Conv::new(chan, Some(&mut proc), self.spec.timing, tl, peer, grace);
+        conv.buf = buf;
+        let mut runner = steps::Runner::new(v, &self.spec);
+        let carried = reuse.as_ref().map(|(o, _)| o.clone());
+        match reuse {
+            Some((opened, next_id)) => {
+                conv.log(
+                    Dir::Note,
+                    &format!(
+                        "{}, already running (its stderr: {})",
+                        self.describe(),
+                        log.display()
+                    ),
+                );
+                runner.reuse = Some(opened);
+                runner.next_id = next_id;
+            }
+            None => conv.log(Dir::Note, &format!("started {}", self.describe())),
+        }
+        let ran = runner.run(&mut conv);
+        let incidental = std::mem::take(&mut conv.incidental);
+        let transcript = conv.tl.take_transcript();
+        let exited = conv.proc.as_mut().and_then(|p| p.exited());
+        // The session goes to the next vector only as a client would find it: open, no
+        // request waiting for its answer, nothing half read, the server alive.
+        let clean = conv.gone.is_none()
+            && conv.closed.is_none()
+            && !conv.out_of_time
+            && conv.buf.is_empty()
+            && conv.peer.as_ref().is_some_and(judge::Peer::idle)
+            && !runner.closed_input
+            && exited.is_none()
+            && !cancel.is_cancelled();
+        let conv::Conv {
+            chan, buf, peer, ..
+        } = conv;
+        let mut o = record::outcome(ran, incidental).with_transcript(transcript);
+        // The harness has not closed stdin (unless a step did): an exit with a failure
+        // status is a crash.
+        if let Some(st) = exited.filter(|s| !s.success && !runner.closed_input) {
+            if o.verdict != Verdict::NotApplicable {
+                o.verdict = Verdict::Crash;
+                o.detail = Some(format!(
+                    "the server {st} during the vector; {}",
+                    o.detail.take().unwrap_or_default()
+                ));
+            }
+        }
+        if o.verdict == Verdict::NotApplicable && o.na_cause.is_none() {
+            o.na_cause = Some(NaCause::Untested);
+        }
+        if cancel.is_cancelled() {
+            // Waits cut short by the cancel prove nothing, not even a pass.
+            o = Outcome::stop(Verdict::HarnessError, INTERRUPTED).with_transcript(o.transcript);
+        }
+        let passed_on =
+            share && clean && matches!(o.verdict, Verdict::Pass | Verdict::NotApplicable);
+        if let (true, Some(opened), Some(peer)) =
+            (passed_on, runner.opened_with.take().or(carried), peer)
+        {
+            self.shared = Some(share::Shared {
+                proc,
+                chan,
+                buf,
+                peer,
+                opened,
+                next_id: runner.next_id,
+                log,
+            });
+        }
+        Ok(o)
+    }
+}
+
+/// A started server and the client end of its transport, before a vector runs on them.
+struct Parts {
+    proc: Supervised,
+    chan: Chan,
+    buf: Vec<u8>,
+    peer: Option<judge::Peer>,
+    /// When the server was started (its start-up counts toward the vector).
+    start_t: Instant,
+    /// Start-up time a stdio server may still use before its first answer.
+    grace: Option<Duration>,
+    /// Where the server writes its stderr.
+    log: PathBuf,
+}
+
+impl McpNativeMethod<'_> {
+    /// Starts the server for `v` and connects to it; the outcome of a vector that cannot
+    /// start.
+    fn start(&self, v: &Vector, method: Method) -> Result<Parts, Box<Outcome>> {
+        // One log per started server, so a server's complaint sits beside the vector that
+        // started it.
         let logs = self.work.join("sut-stderr");
         let _ = std::fs::create_dir_all(&logs);
         let log = logs.join(format!("{}.log", v.id));
@@ -194,10 +341,10 @@ impl TestMethod for McpNativeMethod<'_> {
                     chosen_port = Some(p);
                 }
                 Err(e) => {
-                    return Ok(Outcome::stop(
+                    return Err(Box::new(Outcome::stop(
                         Verdict::HarnessError,
                         format!("no free loopback port for the server: {e}"),
-                    ))
+                    )))
                 }
             }
         }
@@ -205,16 +352,16 @@ impl TestMethod for McpNativeMethod<'_> {
         let mut p = match process::spawn(&self.start, &self.base, &vars, stdio, &log) {
             Ok(p) => p,
             Err(e) => {
-                return Ok(Outcome::stop(
+                return Err(Box::new(Outcome::stop(
                     Verdict::Crash,
                     format!("the server could not be started: {e}"),
-                ))
+                )))
             }
         };
         let start_t = Instant::now();
         let chan = match self.connect(&mut p, &port_file, chosen_port) {
             Ok(c) => c,
-            Err((verdict, why)) => return Ok(Outcome::stop(verdict, why)),
+            Err((verdict, why)) => return Err(Box::new(Outcome::stop(verdict, why))),
         };
         let peer = (method == Method::McpNative).then(|| {
             let caps = v
@@ -224,44 +371,17 @@ impl TestMethod for McpNativeMethod<'_> {
                 .unwrap_or_else(|| json!({}));
             judge::Peer::new(&self.spec.protocol_version, caps, schema::schema_dir())
         });
-        // A stdio server is started by the first line it reads; on the other transports the
-        // harness waited for it to listen.
-        let grace = stdio.then(|| Duration::from_millis(self.spec.timing.start_ms));
-        let tl = Timeline::starting(
-            &SYSTEM,
+        Ok(Parts {
+            proc: p,
+            chan,
+            buf: Vec::new(),
+            peer,
             start_t,
-            self.spec.timing.vector_ms,
-            cancel.clone(),
-            conv::CLIP,
-        );
-        let mut conv = Conv::new(chan, Some(&mut p), self.spec.timing, tl, peer, grace);
-        conv.log(Dir::Note, &format!("started {}", self.describe()));
-        let mut runner = steps::Runner::new(v, &self.spec);
-        let ran = runner.run(&mut conv);
-        let incidental = std::mem::take(&mut conv.incidental);
-        let transcript = conv.tl.take_transcript();
-        let exited = conv.proc.as_mut().and_then(|p| p.exited());
-        drop(conv);
-        let mut o = record::outcome(ran, incidental).with_transcript(transcript);
-        // The harness has not closed stdin (unless a step did): an exit with a failure
-        // status is a crash.
-        if let Some(st) = exited.filter(|s| !s.success && !runner.closed_input) {
-            if o.verdict != Verdict::NotApplicable {
-                o.verdict = Verdict::Crash;
-                o.detail = Some(format!(
-                    "the server {st} during the vector; {}",
-                    o.detail.take().unwrap_or_default()
-                ));
-            }
-        }
-        if o.verdict == Verdict::NotApplicable && o.na_cause.is_none() {
-            o.na_cause = Some(NaCause::Untested);
-        }
-        if cancel.is_cancelled() {
-            // Waits cut short by the cancel prove nothing, not even a pass.
-            o = Outcome::stop(Verdict::HarnessError, INTERRUPTED).with_transcript(o.transcript);
-        }
-        Ok(o)
+            // A stdio server is started by the first line it reads; on the other
+            // transports the harness waited for it to listen.
+            grace: stdio.then(|| Duration::from_millis(self.spec.timing.start_ms)),
+            log,
+        })
     }
 }
 

@@ -15,4 +15,4 @@ mod session;
 pub use common::json_matches;
 #[cfg(test)]
 pub(super) use common::{expect_no_response, expect_response};
-pub(super) use runner::Runner;
+pub(super) use runner::{Opened, Runner};

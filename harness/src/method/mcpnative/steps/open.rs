@@ -2,7 +2,7 @@
 //! declared, on any transport.
 
 use super::common::*;
-use super::runner::Runner;
+use super::runner::{Opened, Runner};
 use crate::catalog::mcpnative::{McpExpect, OpenSpec};
 use crate::method::mcpnative::conv::{short, Conv};
 use crate::method::mcpnative::schema;
@@ -22,6 +22,19 @@ impl<'v> Runner<'v> {
             .clone()
             .unwrap_or_else(|| self.spec.protocol_version.clone());
         let counter = exps.iter().any(|e| e.counter_offer);
+        if let Some(r) = self.reuse.take() {
+            conv.log(
+                Dir::Note,
+                &format!(
+                    "the session {} opened at {} goes on (shared session; its initialize is in that vector's transcript)",
+                    r.by, r.version
+                ),
+            );
+            self.opened_at(conv, &r.version, Some(r.caps), false);
+            let mut done = self.gate(conv, short(&r.response.msg.to_string()))?;
+            done.response = Some(r.response);
+            return Ok(done);
+        }
         if let Some(p) = &mut conv.peer {
             p.requested = asked.clone();
         }
@@ -221,7 +234,16 @@ impl<'v> Runner<'v> {
             )
             .breaking(&[NEGOTIATION.to_owned()]));
         }
-        self.opened_at(conv, &negotiated, r.get("capabilities").cloned(), false);
+        let caps = r.get("capabilities").cloned();
+        self.opened_at(conv, &negotiated, caps.clone(), false);
+        if o.initialized && o.version.is_none() && exps.is_empty() {
+            self.opened_with = Some(Opened {
+                response: a.clone(),
+                version: negotiated.clone(),
+                caps: caps.unwrap_or_else(|| json!({})),
+                by: self.vector.id.clone(),
+            });
+        }
         if o.initialized {
             conv.send_text(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
                 .map_err(|e| Stop::fail(e.0.clone(), "the server reads its input", e.0))?;

@@ -5,7 +5,7 @@ use super::common::*;
 use crate::catalog::mcpnative::{McpStep, SessionHeader};
 use crate::catalog::vector::{Step, Vector};
 use crate::method::mcpnative::attribution::Focus;
-use crate::method::mcpnative::conv::Conv;
+use crate::method::mcpnative::conv::{Arrived, Conv};
 use crate::method::mcpnative::record::{End, Ran, StepRecord};
 use crate::method::mcpnative::stop::Stop;
 use crate::report::result::{Dir, Verdict};
@@ -28,6 +28,24 @@ pub(crate) struct Runner<'v> {
     /// The requirements the step being run tests: a check the harness knows belongs to
     /// another rule fails the step only when the step tests that rule.
     pub(crate) tested: Vec<String>,
+    /// The session an earlier vector opened, which this vector's `open` takes up instead of
+    /// opening one.
+    pub(in crate::method::mcpnative) reuse: Option<Opened>,
+    /// What this vector's own `open` negotiated (a plain session only).
+    pub(in crate::method::mcpnative) opened_with: Option<Opened>,
+}
+
+/// A plain session as its `initialize` left it.
+#[derive(Debug, Clone)]
+pub(in crate::method::mcpnative) struct Opened {
+    /// The `initialize` answer.
+    pub(in crate::method::mcpnative) response: Arrived,
+    /// The negotiated version.
+    pub(in crate::method::mcpnative) version: String,
+    /// The capabilities the server declared.
+    pub(in crate::method::mcpnative) caps: Value,
+    /// The vector that opened it.
+    pub(in crate::method::mcpnative) by: String,
 }
 
 impl<'v> Runner<'v> {
@@ -50,6 +68,8 @@ impl<'v> Runner<'v> {
             tools: BTreeMap::new(),
             closed_input: false,
             tested: Vec::new(),
+            reuse: None,
+            opened_with: None,
         }
     }
 

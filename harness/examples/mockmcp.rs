@@ -21,6 +21,8 @@
 //!   servers that log to stdout print).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
 //!   without `jsonrpc`, and requests are processed before `initialize`.
+//! - `nullid`: `good`, but an Invalid Request (no `jsonrpc`) is answered with `id: null`
+//!   even when its id is readable, a reading JSON-RPC 2.0 §5 allows.
 //! - `garbage`: writes a line that is not JSON instead of answering `initialize`.
 //! - `crash`: exits with status 3 on `tools/list`.
 //! - `slow`: `good`, after four seconds of start-up before it reads anything.
@@ -50,6 +52,8 @@ struct Defects {
 #[derive(Clone)]
 struct Config {
     lax: bool,
+    /// Answer an Invalid Request with a null id even when its id is readable.
+    null_invalid: bool,
     garbage: bool,
     crash: bool,
     http: bool,
@@ -179,11 +183,11 @@ impl Server {
             if self.cfg.lax {
                 return vec![];
             }
-            return vec![Self::err(
-                &id.unwrap_or(Value::Null),
-                -32600,
-                "Invalid Request",
-            )];
+            let id = match id {
+                Some(id) if !self.cfg.null_invalid => id,
+                _ => Value::Null,
+            };
+            return vec![Self::err(&id, -32600, "Invalid Request")];
         }
         let Some(method) = v.get("method").and_then(Value::as_str).map(str::to_owned) else {
             return self.client_answer(&v);
@@ -513,6 +517,7 @@ fn config(mode: &str, max_version: String) -> Config {
     }
     Config {
         lax: mode == "lax",
+        null_invalid: mode == "nullid",
         garbage: mode == "garbage",
         crash: mode == "crash",
         http: mode == "http",

@@ -284,6 +284,23 @@ fn shared_sessions_give_the_verdicts_of_one_server_per_vector() {
     }
 }
 
+/// An Invalid Request may be answered with its own id or with a null one (JSON-RPC 2.0 §5;
+/// docs/spec-issues.md SI-043): both pass mcpnative_0010, and the null id is no defect.
+#[test]
+fn an_invalid_request_may_be_answered_with_a_null_id() {
+    if !schemas_here("an_invalid_request_may_be_answered_with_a_null_id") {
+        return;
+    }
+    let cat = catalog();
+    for mode in ["good", "nullid"] {
+        let (sut, work) = mock_sut(mode);
+        let rs = run_only(&cat, &sut, &work, &["mcpnative_0010_*"]);
+        assert_eq!(rs.len(), 1, "{mode}");
+        assert_eq!(rs[0].verdict, Verdict::Pass, "{mode}\n{}", explain(&rs));
+        assert!(rs[0].incidental.is_empty(), "{mode}\n{}", seen_by(&rs));
+    }
+}
+
 #[test]
 fn a_counter_offer_of_a_supported_version_opens_the_session() {
     if !schemas_here("a_counter_offer_of_a_supported_version_opens_the_session") {

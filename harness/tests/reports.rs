@@ -81,6 +81,22 @@ fn session_report(sut: &Sut, work: &str) -> Report {
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The vectors that failed a run, with why, for an assertion's message.
+fn failures(rep: &Report) -> String {
+    rep.results
+        .iter()
+        .filter(|r| !r.pass && r.verdict != Verdict::NotApplicable)
+        .map(|r| {
+            format!(
+                "\n{} [{}] {}",
+                r.vector_id,
+                r.verdict.as_str(),
+                r.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
 fn snapshot(dir: &str, rep: &Report) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root().join("reports/reference").join(dir));
@@ -149,7 +165,13 @@ fn reference_tls() {
         let a = session_report(&sut, "reports-test/tls-a");
         (a, b.join().expect("the second TLS run panicked"))
     });
-    assert!(!a.run_failed, "the reference fails over TLS");
+    for r in [&a, &b] {
+        assert!(
+            !r.run_failed,
+            "the reference fails over TLS: {}",
+            failures(r)
+        );
+    }
     assert!(
         !a.run.transcripts.is_empty(),
         "session transcripts belong in the run block"
@@ -163,7 +185,11 @@ fn reference_tls() {
 fn pinned_session(manifest_file: &str, dir: &str) {
     let sut = manifest(manifest_file);
     let a = session_report(&sut, &format!("reports-test/{dir}"));
-    assert!(!a.run_failed, "the reference fails with {manifest_file}");
+    assert!(
+        !a.run_failed,
+        "the reference fails with {manifest_file}: {}",
+        failures(&a)
+    );
     snapshot(dir, &a);
 }
 

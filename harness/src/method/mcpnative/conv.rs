@@ -478,8 +478,25 @@ impl Conv<'_> {
     /// HTTP, an exchange refused with an error status and no JSON-RPC message stands for an
     /// error response (code 0, the status in the message): the request was not processed.
     pub fn wait_response(&mut self, id: &Value, deadline: Instant) -> Result<Arrived, Stop> {
+        self.wait_answer(std::slice::from_ref(id), deadline)
+    }
+
+    /// The response whose id is any of `ids` (the first is the request's own id; the
+    /// others are ids a server may also answer it with, such as `null`).
+    pub fn wait_answer(&mut self, ids: &[Value], deadline: Instant) -> Result<Arrived, Stop> {
+        let Some(id) = ids.first() else {
+            return Err(Stop::fail(
+                "no request id to wait for (a harness defect)",
+                "",
+                "",
+            ));
+        };
         loop {
-            if let Some(i) = self.inbox.iter().position(|a| a.response_id() == Some(id)) {
+            if let Some(i) = self
+                .inbox
+                .iter()
+                .position(|a| a.response_id().is_some_and(|r| ids.contains(r)))
+            {
                 if let Some(a) = self.inbox.remove(i) {
                     return Ok(a);
                 }

@@ -145,6 +145,18 @@ impl<'v> Runner<'v> {
             McpStep::Line(l) => {
                 let text = self.fill_str(l)?;
                 let id = register_line(conv, &text);
+                // A message that is no valid request object (no `jsonrpc: "2.0"`) is an
+                // Invalid Request, whose error JSON-RPC 2.0 §5 lets carry a null id even
+                // when the id is readable (docs/spec-issues.md SI-043): either id answers.
+                let invalid = serde_json::from_str::<Value>(&text).ok().is_some_and(|v| {
+                    v.get("jsonrpc").and_then(Value::as_str) != Some("2.0")
+                        && v.get("id").is_some_and(|i| !i.is_null())
+                });
+                if invalid {
+                    if let Some(p) = &mut conv.peer {
+                        p.sent_unreadable();
+                    }
+                }
                 conv.send_text(&text)
                     .map_err(|e| Stop::fail(e.0.clone(), "the server reads its input", e.0))?;
                 let exchange = conv.last_exchange;
@@ -154,7 +166,12 @@ impl<'v> Runner<'v> {
                 let response = match (wants, id) {
                     (true, Some(id)) => {
                         let d = conv.answer_deadline();
-                        Some(conv.wait_response(&id, d)?)
+                        let ids = if invalid {
+                            vec![id, Value::Null]
+                        } else {
+                            vec![id]
+                        };
+                        Some(conv.wait_answer(&ids, d)?)
                     }
                     _ => None,
                 };

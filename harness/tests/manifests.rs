@@ -68,6 +68,22 @@ fn sections_of_another_kind_and_missing_endpoint_parts_are_named() {
     }
 }
 
+/// An MCP-only manifest carries no SWP sections; an SWP kind without them is told, at the
+/// line of its kind, which section is missing.
+#[test]
+fn only_swp_kinds_need_limits_and_policy() {
+    let mcp = "name: srv\nversion: '1'\nkind: mcp-server\nstart: {command: srv}\nmethods: [mcp_native]\nmcp_native: {transport: stdio, protocol_version: '2025-06-18'}\n";
+    assert_eq!(problems(mcp), Vec::<String>::new());
+    let swp = "name: acme\nversion: '1'\nkind: testee\nstart: {command: t}\nmethods: [codec]\n";
+    let p = problems(swp);
+    for what in ["kind testee needs `limits`", "kind testee needs `policy`"] {
+        assert!(
+            p.iter().any(|x| x.starts_with("m.yaml:3:") && x.contains(what)),
+            "{what:?} not in {p:#?}"
+        );
+    }
+}
+
 #[test]
 fn every_committed_manifest_loads() {
     let dir = common::root().join("implementations/manifests");

@@ -1,7 +1,9 @@
 //! Checking a manifest file: every problem found, each with its line and column and what
 //! was expected, rather than the first; and the typed [`Manifest`] when there are none.
 
-use super::file::{Kind, ManifestFile, McpTransport, PkiSource, RejectMode, Start, Transport};
+use super::file::{
+    Kind, Limits, ManifestFile, McpTransport, PkiSource, Policy, RejectMode, Start, Transport,
+};
 use super::manifest::{Claims, Manifest, Reach, SutKind, NO_BUILTIN};
 use crate::catalog::class::Class;
 use crate::catalog::vector::Method;
@@ -63,10 +65,36 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
             );
         }
     }
-    if let Err(e) = f.limits.check() {
+    // The SWP sections: every SWP kind declares them; an MCP-only kind may leave them out.
+    let mcp_only = matches!(f.kind, Kind::McpServer | Kind::McpProxy);
+    let limits = match f.limits {
+        Some(l) => l,
+        None => {
+            if !mcp_only {
+                at(
+                    "kind",
+                    format!("{kind_name} needs `limits` (MAX_FRAME_BYTES, MIN_MSG_ID_BYTES, MAX_MSG_ID_BYTES, MAX_EXT_BYTES, MAX_PAYLOAD_BYTES)"),
+                );
+            }
+            Limits::UNUSED
+        }
+    };
+    let policy = match f.policy {
+        Some(p) => p,
+        None => {
+            if !mcp_only {
+                at(
+                    "kind",
+                    format!("{kind_name} needs `policy` (at least timestamp_freshness)"),
+                );
+            }
+            Policy::unused()
+        }
+    };
+    if let Err(e) = limits.check() {
         at("limits", format!("limits are incoherent: {e}"));
     }
-    if let Some(r) = f.policy.rate_limit {
+    if let Some(r) = policy.rate_limit {
         if r.frames == 0 || r.window_ms == 0 {
             at(
                 "rate_limit",
@@ -234,8 +262,8 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
             core_profile_id: f.core_profile_id,
             p1_payload: f.p1_payload,
             params: f.params,
-            limits: f.limits,
-            policy: f.policy,
+            limits,
+            policy,
         }),
         _ => Err(sink.problems),
     }

@@ -616,10 +616,12 @@ pub struct ManifestFile {
     /// (`docs/sut-manifest.md`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, serde_json::Value>,
-    /// Limits.
-    pub limits: Limits,
-    /// Policies.
-    pub policy: Policy,
+    /// Limits (SWP kinds; an `mcp-server` or `mcp-proxy` speaks no SWP and may omit them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// Policies (SWP kinds; an `mcp-server` or `mcp-proxy` may omit them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Policy>,
     /// Session-method settings (kind `endpoint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionSpec>,
@@ -634,4 +636,30 @@ fn share_default() -> bool {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+impl Limits {
+    /// What an MCP-only manifest that declares no limits stands for: the reference's
+    /// limits, which no MCP method reads.
+    pub const UNUSED: Limits = Limits {
+        max_frame_bytes: 8 * 1024 * 1024,
+        min_msg_id_bytes: 8,
+        max_msg_id_bytes: 64,
+        max_ext_bytes: 4096,
+        max_payload_bytes: 8 * 1024 * 1024 - 1024,
+    };
+}
+
+impl Policy {
+    /// What an MCP-only manifest that declares no policy stands for; no MCP method reads
+    /// it.
+    pub fn unused() -> Policy {
+        Policy {
+            timestamp_freshness: false,
+            max_clock_skew_ms: default_skew(),
+            unknown_profile: default_unknown_profile(),
+            rate_limit: None,
+            reject_duplicate_msg_id: false,
+        }
+    }
 }

@@ -78,7 +78,8 @@ fn only_swp_kinds_need_limits_and_policy() {
     let p = problems(swp);
     for what in ["kind testee needs `limits`", "kind testee needs `policy`"] {
         assert!(
-            p.iter().any(|x| x.starts_with("m.yaml:3:") && x.contains(what)),
+            p.iter()
+                .any(|x| x.starts_with("m.yaml:3:") && x.contains(what)),
             "{what:?} not in {p:#?}"
         );
     }

@@ -301,6 +301,45 @@ fn an_invalid_request_may_be_answered_with_a_null_id() {
     }
 }
 
+/// A run against an MCP server is about MCP: its report has no SWP class lines (which
+/// listed every SWP vector as untested), and its claim line says why there is no class.
+#[test]
+fn an_mcp_only_report_has_no_swp_class_lines() {
+    if !schemas_here("an_mcp_only_report_has_no_swp_class_lines") {
+        return;
+    }
+    use swp_conform::cli::{run_report, RunOptions};
+    let cat = catalog();
+    let (sut, work) = mock_sut_with("good-report", "good", &[], "stdio", "2025-06-18", 3000);
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let mut runner = method::open(&cat, &sut, &Setup::new(&work)).unwrap();
+    let opts = RunOptions {
+        pattern: "*".into(),
+        quiet: true,
+        ..Default::default()
+    };
+    let rep = run_report(
+        &cat,
+        &sut,
+        &plan,
+        &opts,
+        runner.as_mut(),
+        &mut [],
+        &swp_conform::method::Cancel::new(),
+    )
+    .unwrap();
+    assert!(!rep.run_failed, "{}", explain(&rep.failures));
+    assert!(rep.classes.is_empty(), "{:?}", rep.classes);
+    let md = swp_conform::report::render_all(&rep)
+        .unwrap()
+        .into_iter()
+        .find(|(name, _)| *name == "report.md")
+        .map(|(_, text)| text)
+        .unwrap();
+    assert!(md.contains("Claim: none (no SWP class vector ran)"), "{md}");
+    assert!(!md.contains("incomplete"), "{md}");
+}
+
 #[test]
 fn a_counter_offer_of_a_supported_version_opens_the_session() {
     if !schemas_here("a_counter_offer_of_a_supported_version_opens_the_session") {

@@ -3,10 +3,11 @@
 //! catalog, each part computed by its analysis (`report::analysis`) from the results alone.
 //! The analyses never see the `Report`, so they do not depend on the document they fill.
 
+use crate::catalog::class::Class;
 use crate::catalog::Catalog;
 use crate::report::analysis::{classes, published, requirements};
 use crate::report::model::{Digests, Report, RunInfo, Skipped, SutInfo};
-use crate::report::result::{fails_run, VectorResult};
+use crate::report::result::{fails_run, VectorResult, Verdict};
 use std::collections::BTreeMap;
 
 impl Report {
@@ -92,7 +93,20 @@ impl Report {
         }
         self.requirement_counts = requirements::counts(&self.requirements);
         self.digests = Some(digests);
-        let mut classes = classes::verdicts(cat, &all, self.run.interrupted);
+        // A run that executed nothing of any class's namespaces (an MCP server, a gateway
+        // or a proxy, or a selection outside them) is not about classes: it gets no class
+        // lines, which would only list every SWP vector as untested.
+        let about_classes = all.iter().any(|r| {
+            r.verdict != Verdict::NotApplicable
+                && Class::ALL
+                    .iter()
+                    .any(|c| c.namespaces().contains(&r.namespace.as_str()))
+        });
+        let mut classes = if about_classes {
+            classes::verdicts(cat, &all, self.run.interrupted)
+        } else {
+            Vec::new()
+        };
         let who = classes::Claimant {
             sut_name: &self.sut.name,
             sut_version: &self.sut.version,

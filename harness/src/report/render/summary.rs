@@ -21,7 +21,7 @@ pub struct Summary<'r> {
     pub run: &'r RunInfo,
     /// Whether the run passed.
     pub passed_run: bool,
-    /// The class claims, or `no class claim`.
+    /// The class claims, `no class claim`, or why no class was judged.
     pub claim: String,
     /// Vectors selected (executed and not applicable).
     pub selected: usize,
@@ -110,7 +110,10 @@ impl<'r> Summary<'r> {
             digests: rep.digests.as_ref(),
             run: &rep.run,
             passed_run: !rep.run_failed,
-            claim: if rep.claims.is_empty() {
+            claim: if rep.classes.is_empty() {
+                // No class was judged: the run executed nothing of an SWP class.
+                "none (no SWP class vector ran)".to_owned()
+            } else if rep.claims.is_empty() {
                 "no class claim".to_owned()
             } else {
                 rep.claims.join(", ")

@@ -17,7 +17,7 @@ fn bench(c: &mut Criterion) {
     let all: Vec<&LoadedVector> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == "core" || v.vector.namespace == "e1")
+        .filter(|v| v.vector.header.namespace == "core" || v.vector.header.namespace == "e1")
         .collect();
     // Vectors that send more than 1 MiB (the boundary vectors move MAX_FRAME_BYTES, 8 MiB)
     // are reported apart, so the per-vector cost of everything else stays visible. Decided

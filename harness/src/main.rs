@@ -336,9 +336,9 @@ fn list(sel: &Select) -> Result<bool, CliError> {
     for lv in &plan {
         println!(
             "{:<52} {:<24} {}",
-            lv.vector.id,
-            lv.vector.requirements.join(","),
-            lv.vector.title
+            lv.vector.header.id,
+            lv.vector.header.requirements.join(","),
+            lv.vector.header.title
         );
     }
     println!("{} vectors", plan.len());

@@ -59,7 +59,7 @@ fn failing_as(mode: &str, form: P1Form) -> BTreeSet<String> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == "a2a")
+        .filter(|v| v.vector.header.namespace == "a2a")
         .collect();
     assert!(plan.len() >= 22, "{} a2a vectors", plan.len());
     let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
@@ -74,12 +74,13 @@ fn failing_as(mode: &str, form: P1Form) -> BTreeSet<String> {
         .iter()
         .filter(|v| {
             v.vector
-                .methods
+                .header.methods
                 .contains(&swp_conform::catalog::vector::Method::Session)
-                && v.vector.applies_when.p1_payload.is_none_or(|f| f == form)
+                && v.vector.header.applies_when.p1_payload.is_none_or(|f| f == form)
                 // Over stdio there is no client certificate, let alone a second one.
-                && v.vector.connect.is_none()
-                && !v.vector.steps.iter().any(|s| s.second_connection)
+                && v.vector.frames().is_some_and(|b| {
+                    b.connect.is_none() && !b.steps.iter().any(|s| s.second_connection)
+                })
         })
         .count();
     assert_eq!(executed, session, "{mode}: every session a2a vector runs");

@@ -74,7 +74,7 @@ fn meta_index_complete() -> Result<(), Failed> {
         eprintln!("skipped: meta::catalog_index_complete did not compare the index with ../shared/swp-spec-kit (not found)");
     }
     for e in &cat.index.catalog {
-        let has = cat.vectors.iter().any(|v| v.vector.id == e.id);
+        let has = cat.vectors.iter().any(|v| v.vector.header.id == e.id);
         match (has, &e.excluded, &e.pending) {
             (true, None, None) | (false, Some(_), None) | (false, None, Some(_)) => {}
             (true, _, _) => problems.push(format!(
@@ -341,7 +341,7 @@ fn meta_every_vector_runs_somewhere(applies: Vec<(String, bool)>) -> Result<(), 
     }
     let mut orphans = Vec::new();
     for lv in &cat.vectors {
-        let id = &lv.vector.id;
+        let id = &lv.vector.header.id;
         let here = applies.iter().any(|(v, ok)| v == id && *ok);
         let elsewhere = others.iter_mut().any(|r| r.not_applicable(lv).is_none());
         let listed = RUN_BY_NO_REFERENCE.iter().any(|(v, _)| v == id);
@@ -386,18 +386,21 @@ fn main() {
         let Some(runner) = g.as_mut() else { continue };
         for lv in &cat.vectors {
             let runs = runner.not_applicable(lv).is_none();
-            applies.push((lv.vector.id.clone(), runs));
+            applies.push((lv.vector.header.id.clone(), runs));
             if !runs {
                 continue;
             }
-            let id = lv.vector.id.clone();
-            let name = format!("{}::{}::{}", mode.name, lv.vector.namespace, lv.vector.id);
+            let id = lv.vector.header.id.clone();
+            let name = format!(
+                "{}::{}::{}",
+                mode.name, lv.vector.header.namespace, lv.vector.header.id
+            );
             mine.push(
                 Trial::test(name, move || {
                     let lv = catalog()
                         .vectors
                         .iter()
-                        .find(|v| v.vector.id == id)
+                        .find(|v| v.vector.header.id == id)
                         .ok_or("vector vanished")?;
                     let mut g = modes()[i].runner.lock().map_err(|e| e.to_string())?;
                     let r = g.as_mut().ok_or("the mode was closed")?;
@@ -407,7 +410,7 @@ fn main() {
                             .map_err(|e| e.to_string())?,
                     )
                 })
-                .with_kind(lv.vector.namespace.clone()),
+                .with_kind(lv.vector.header.namespace.clone()),
             );
         }
         per_mode.push(mine);

@@ -53,7 +53,7 @@ fn reference_gateway_passes_on_stdio_http_and_websocket() {
             rs.len(),
             cat.vectors
                 .iter()
-                .filter(|v| v.vector.namespace == "gateway")
+                .filter(|v| v.vector.header.namespace == "gateway")
                 .count()
         );
         // HTTP statuses are judged on http only, and were seen there.

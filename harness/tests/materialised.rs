@@ -83,6 +83,7 @@ impl Admit<'_> {
         match self {
             // The codec method runs a vector by `translate` when it has both (no frames).
             Admit::Codec => v
+                .header
                 .methods
                 .contains(&Method::Translate)
                 .then(|| "a translate vector".to_owned()),
@@ -333,13 +334,13 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
     let mut vs: Vec<&LoadedVector> = cat
         .vectors
         .iter()
-        .filter(|lv| lv.vector.methods.contains(&admit.method()))
+        .filter(|lv| lv.vector.header.methods.contains(&admit.method()))
         .collect();
-    vs.sort_by(|a, b| a.vector.id.cmp(&b.vector.id));
+    vs.sort_by(|a, b| a.vector.header.id.cmp(&b.vector.header.id));
     for lv in vs {
         let v = &lv.vector;
         writeln!(out).unwrap();
-        writeln!(out, "{}", v.id).unwrap();
+        writeln!(out, "{}", v.header.id).unwrap();
         let why = applicability(v, sut)
             .map(|na| na.why)
             .or_else(|| admit.refuse(v));
@@ -362,7 +363,7 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
                 | MaterialiseError::HarnessBound(why)
                 | MaterialiseError::Undeclared(why),
             ) => writeln!(out, "  not applicable: {why}").unwrap(),
-            Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.id),
+            Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.header.id),
         }
     }
     out

@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use swp_conform::catalog::{self, Catalog};
+use swp_conform::catalog::{self, vector::Body, Catalog};
 use swp_conform::method::{self, Setup};
 use swp_conform::plan::select::{select, Selection};
 use swp_conform::report::result::{VectorResult, Verdict};
@@ -86,12 +86,12 @@ fn a_proxy_presenting_the_wrong_version_is_caught() {
         .vectors
         .iter()
         .filter(|lv| {
-            lv.vector
+            matches!(&lv.vector.body, Body::McpProxy(b) if b
                 .proxy
                 .as_ref()
-                .is_some_and(|p| p.client_version.as_str() != "2025-11-25")
+                .is_some_and(|p| p.client_version.as_str() != "2025-11-25"))
         })
-        .map(|lv| lv.vector.id.as_str())
+        .map(|lv| lv.vector.header.id.as_str())
         .collect();
     common::assert_fails_exactly(&rs, &failing);
 }

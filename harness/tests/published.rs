@@ -18,7 +18,7 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use swp_conform::catalog::vector::{Expect, RejectSpec};
+use swp_conform::catalog::vector::{FrameExpect, RejectSpec};
 use swp_conform::catalog::{self, Catalog, LoadedVector};
 use swp_conform::cli::{run_report, RunOptions};
 use swp_conform::frames::{e1, frame, DecodeError, FrameError, Limits};
@@ -385,7 +385,9 @@ fn check_fixture_set(rep: &Report) {
 fn the_fixture_set_against_the_reference_in_process() {
     let cat = load(&[fixtures()]);
     assert!(
-        cat.vectors.iter().all(|lv| lv.vector.fixture.is_some()),
+        cat.vectors
+            .iter()
+            .all(|lv| lv.vector.header.fixture.is_some()),
         "only the fixtures run"
     );
     let rep = report_of(&cat, &Sut::builtin().unwrap(), "inproc");
@@ -402,8 +404,8 @@ fn the_fixture_set_against_the_reference_in_process() {
     let fx = |id: &str| {
         cat.vectors
             .iter()
-            .find(|lv| lv.vector.id == id)
-            .and_then(|lv| lv.vector.fixture.clone())
+            .find(|lv| lv.vector.header.id == id)
+            .and_then(|lv| lv.vector.header.fixture.clone())
             .unwrap()
     };
     assert_eq!(fx("core_0005_stale_timestamp").receiver.now_ms, Some(T));
@@ -420,11 +422,10 @@ fn the_fixture_set_against_the_reference_in_process() {
     let steps = |id: &str| {
         cat.vectors
             .iter()
-            .find(|lv| lv.vector.id == id)
+            .find(|lv| lv.vector.header.id == id)
             .unwrap()
             .vector
-            .steps
-            .len()
+            .step_count()
     };
     assert_eq!(steps("core_0003_truncated_body"), 2);
     assert_eq!(steps("core_0002_zero_length"), 1);
@@ -433,15 +434,14 @@ fn the_fixture_set_against_the_reference_in_process() {
     let v = &cat
         .vectors
         .iter()
-        .find(|lv| lv.vector.id == "core_0023_missing_required_field_msg_type")
+        .find(|lv| lv.vector.header.id == "core_0023_missing_required_field_msg_type")
         .unwrap()
         .vector;
-    let rejects: Vec<_> = v.steps[0]
+    let rejects: Vec<_> = v.frames().unwrap().steps[0]
         .expect
-        .as_slice()
         .iter()
         .filter_map(|e| match e {
-            Expect::Reject(RejectSpec::Full(f)) => {
+            FrameExpect::Reject(RejectSpec::Full(f)) => {
                 Some((f.code.as_str(), f.also.clone(), f.code_requirements.clone()))
             }
             _ => None,
@@ -683,8 +683,8 @@ fn check_published_results(cat: &Catalog, rep: &Report, what: &str) {
 fn effect(cat: &Catalog, id: &str) -> Option<Effect> {
     cat.vectors
         .iter()
-        .find(|lv| lv.vector.id == id)
-        .and_then(|lv| lv.vector.fixture.as_ref())
+        .find(|lv| lv.vector.header.id == id)
+        .and_then(|lv| lv.vector.header.fixture.as_ref())
         .and_then(|f| f.ruling)
         .map(|r| r.effect)
 }
@@ -756,7 +756,7 @@ fn the_spec_kit_set_against_the_built_in_sut_and_the_testee() {
     let decoding = cat
         .vectors
         .iter()
-        .filter(|lv| effect(&cat, &lv.vector.id) == Some(Effect::DecodingOnly))
+        .filter(|lv| effect(&cat, &lv.vector.header.id) == Some(Effect::DecodingOnly))
         .count();
     assert_eq!(decoding, 41);
     let compared_with_nothing = p
@@ -946,8 +946,8 @@ fn rulings_hold_on_suts_that_do_one_thing() {
         .vectors
         .iter()
         .filter(|lv| {
-            unsolicited.contains(&lv.vector.id.as_str())
-                || effect(&cat, &lv.vector.id) == Some(Effect::DecodingOnly)
+            unsolicited.contains(&lv.vector.header.id.as_str())
+                || effect(&cat, &lv.vector.header.id) == Some(Effect::DecodingOnly)
         })
         .collect();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("published-trivial");
@@ -1000,7 +1000,7 @@ fn rulings_hold_on_suts_that_do_one_thing() {
 fn same_case_pairs(cat: &Catalog, kit: &Catalog) -> Vec<(String, String)> {
     let mut pairs = Vec::new();
     for lv in &kit.vectors {
-        let id = &lv.vector.id;
+        let id = &lv.vector.header.id;
         let target = swp_conform::published::SAME_CASE
             .iter()
             .find(|(f, _)| f == id)
@@ -1009,14 +1009,14 @@ fn same_case_pairs(cat: &Catalog, kit: &Catalog) -> Vec<(String, String)> {
             effect(kit, id),
             Some(Effect::Expect(_) | Effect::DecodingOnly | Effect::EitherWay(_))
         );
-        if cat.vectors.iter().any(|c| c.vector.id == target)
+        if cat.vectors.iter().any(|c| c.vector.header.id == target)
             && !DIFFERENT_CASES.iter().any(|(f, _)| f == id)
             && !ruled
         {
             pairs.push((id.clone(), target.to_owned()));
         }
         for (f, c) in COVERED_ELSEWHERE {
-            if f == id && cat.vectors.iter().any(|v| v.vector.id == *c) {
+            if f == id && cat.vectors.iter().any(|v| v.vector.header.id == *c) {
                 pairs.push((id.clone(), (*c).to_owned()));
             }
         }
@@ -1174,16 +1174,16 @@ fn catalog_vectors_and_fixtures_of_the_same_case_decode_to_the_same_fields() {
         let lv = kit
             .vectors
             .iter()
-            .find(|v| &v.vector.id == fixture)
+            .find(|v| &v.vector.header.id == fixture)
             .unwrap();
-        let fx = lv.vector.fixture.as_ref().unwrap();
-        if lv.vector.steps.is_empty() {
+        let fx = lv.vector.header.fixture.as_ref().unwrap();
+        if lv.vector.step_count() == 0 {
             continue;
         }
         let ours = &cat
             .vectors
             .iter()
-            .find(|v| &v.vector.id == vector)
+            .find(|v| &v.vector.header.id == vector)
             .unwrap()
             .vector;
         let steps = swp_conform::plan::materialize::materialise(ours, &params)

@@ -988,11 +988,13 @@ fn record_catalog(params_yaml: &str) -> (Vec<Trace>, Vec<String>) {
         .vectors
         .iter()
         .filter(|v| {
-            NAMESPACES.contains(&v.vector.namespace.as_str())
-                && v.vector.methods.contains(&Method::Session)
-                && v.vector.topology.is_none()
-                && v.vector.connect.is_none()
-                && !v.vector.steps.iter().any(|s| s.second_connection)
+            NAMESPACES.contains(&v.vector.header.namespace.as_str())
+                && v.vector.header.methods.contains(&Method::Session)
+                && v.vector.frames().is_some_and(|b| {
+                    b.topology.is_none()
+                        && b.connect.is_none()
+                        && !b.steps.iter().any(|s| s.second_connection)
+                })
         })
         .collect();
     assert!(plan.len() >= 90, "{} session vectors", plan.len());
@@ -1005,7 +1007,7 @@ fn record_catalog(params_yaml: &str) -> (Vec<Trace>, Vec<String>) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(v) = plan.get(i) else { return };
-                let id = &v.vector.id;
+                let id = &v.vector.header.id;
                 let dir = work.join(id);
                 let traces = dir.join("traces");
                 let sut = Sut::load(&tap_manifest(&dir, &traces, params_yaml))

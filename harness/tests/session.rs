@@ -59,7 +59,7 @@ fn run(mode: &str, ids: &[&str]) -> Vec<(String, Verdict, String)> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| ids.contains(&v.vector.id.as_str()))
+        .filter(|v| ids.contains(&v.vector.header.id.as_str()))
         .collect();
     assert_eq!(plan.len(), ids.len());
     method::run(&cat, &sut, &Setup::new(&work), &plan)
@@ -286,8 +286,10 @@ fn run_relay(mode: &str) -> Vec<swp_conform::report::result::VectorResult> {
         .vectors
         .iter()
         .filter(|v| {
-            v.vector.topology == Some(Topology::Intermediary)
-                && v.vector.methods.contains(&Method::Session)
+            v.vector
+                .frames()
+                .is_some_and(|b| b.topology == Some(Topology::Intermediary))
+                && v.vector.header.methods.contains(&Method::Session)
         })
         .collect();
     // mcp_0001, mcp_0002, mcp_0015 and obs_0002 (a trace context through the intermediary).

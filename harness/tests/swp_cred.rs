@@ -69,13 +69,14 @@ fn failing(mode: &str, namespace: &str, min: usize) -> BTreeSet<String> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == namespace && through_proxy(&v.vector.id))
+        .filter(|v| v.vector.header.namespace == namespace && through_proxy(&v.vector.header.id))
         .collect();
     let session = |v: &LoadedVector| {
-        v.vector.methods.contains(&Method::Session)
-            && v.vector.connect.is_none()
+        v.vector.header.methods.contains(&Method::Session)
             // Over stdio there is no client certificate, let alone a second one.
-            && !v.vector.steps.iter().any(|s| s.second_connection)
+            && v.vector.frames().is_some_and(|b| {
+                b.connect.is_none() && !b.steps.iter().any(|s| s.second_connection)
+            })
             && method::applicability(&v.vector, &sut).map(|na| na.cause) != Some(NaCause::SutChoice)
     };
     badswp::run(mode, &cat, &sut, &work, &plan, session, min)
@@ -146,8 +147,8 @@ fn the_cred_and_policyhint_codec_vectors_pass_in_the_wrapper_form_too() {
         .vectors
         .iter()
         .filter(|v| {
-            ["cred", "policyhint"].contains(&v.vector.namespace.as_str())
-                && v.vector.methods.contains(&Method::Codec)
+            ["cred", "policyhint"].contains(&v.vector.header.namespace.as_str())
+                && v.vector.header.methods.contains(&Method::Codec)
         })
         .collect();
     assert!(plan.len() >= 9, "{} codec vectors", plan.len());

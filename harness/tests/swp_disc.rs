@@ -32,10 +32,11 @@ fn failing(mode: &str, namespace: &str) -> BTreeSet<String> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == namespace)
+        .filter(|v| v.vector.header.namespace == namespace)
         .collect();
     let session = |v: &LoadedVector| {
-        v.vector.methods.contains(&Method::Session) && v.vector.topology.is_none()
+        v.vector.header.methods.contains(&Method::Session)
+            && v.vector.frames().is_some_and(|b| b.topology.is_none())
     };
     badswp::run(mode, &cat, &sut, &work, &plan, session, 0)
 }
@@ -111,8 +112,8 @@ fn the_codec_vectors_pass_in_the_wrapper_form_too() {
         .vectors
         .iter()
         .filter(|v| {
-            ["agdisc", "tooldisc"].contains(&v.vector.namespace.as_str())
-                && v.vector.methods.contains(&Method::Codec)
+            ["agdisc", "tooldisc"].contains(&v.vector.header.namespace.as_str())
+                && v.vector.header.methods.contains(&Method::Codec)
         })
         .collect();
     assert_eq!(plan.len(), 17);

@@ -38,14 +38,15 @@ fn failing(mode: &str, namespaces: &[&str]) -> BTreeSet<String> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| namespaces.contains(&v.vector.namespace.as_str()))
+        .filter(|v| namespaces.contains(&v.vector.header.namespace.as_str()))
         .collect();
     // Over stdio no client certificate exists: a vector that connects with one (rpc_0108's
     // allowed identity, rpc_0109's second) is not applicable here.
     let session = |v: &LoadedVector| {
-        v.vector.methods.contains(&Method::Session)
-            && v.vector.topology.is_none()
-            && v.vector.connect.is_none()
+        v.vector.header.methods.contains(&Method::Session)
+            && v.vector
+                .frames()
+                .is_some_and(|b| b.topology.is_none() && b.connect.is_none())
     };
     badswp::run(mode, &cat, &sut, &work, &plan, session, 0)
 }
@@ -161,7 +162,7 @@ fn vectors_sized_from_an_undeclared_window_are_untested_not_the_suts_choice() {
     let vector = |id: &str| {
         &cat.vectors
             .iter()
-            .find(|v| v.vector.id.starts_with(id))
+            .find(|v| v.vector.header.id.starts_with(id))
             .unwrap()
             .vector
     };
@@ -228,8 +229,8 @@ fn the_codec_vectors_pass_in_the_wrapper_form_too() {
         .vectors
         .iter()
         .filter(|v| {
-            NAMESPACES.contains(&v.vector.namespace.as_str())
-                && v.vector.methods.contains(&Method::Codec)
+            NAMESPACES.contains(&v.vector.header.namespace.as_str())
+                && v.vector.header.methods.contains(&Method::Codec)
         })
         .collect();
     assert!(plan.len() >= 15, "{} codec vectors", plan.len());

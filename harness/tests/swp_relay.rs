@@ -39,9 +39,9 @@ fn failing_with(mode: &str, extra: &str) -> BTreeSet<String> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == "relay")
+        .filter(|v| v.vector.header.namespace == "relay")
         .collect();
-    let session = |v: &LoadedVector| v.vector.methods.contains(&Method::Session);
+    let session = |v: &LoadedVector| v.vector.header.methods.contains(&Method::Session);
     badswp::run(mode, &cat, &sut, &work, &plan, session, 0)
 }
 
@@ -96,7 +96,7 @@ fn undeclared_timings_are_untested_and_undeclared_nacks_are_a_choice() {
     let vector = |id: &str| {
         &cat.vectors
             .iter()
-            .find(|v| v.vector.id.starts_with(id))
+            .find(|v| v.vector.header.id.starts_with(id))
             .unwrap()
             .vector
     };
@@ -181,7 +181,9 @@ fn the_codec_vectors_pass_in_the_wrapper_form_too() {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.namespace == "relay" && v.vector.methods.contains(&Method::Codec))
+        .filter(|v| {
+            v.vector.header.namespace == "relay" && v.vector.header.methods.contains(&Method::Codec)
+        })
         .collect();
     assert_eq!(plan.len(), 3);
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testee-wrapper-relay");

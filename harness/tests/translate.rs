@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use swp_conform::catalog::mcpx::TranslateSend;
-use swp_conform::catalog::vector::Expect;
+use swp_conform::catalog::vector::{Body, TranslateExpect};
 use swp_conform::catalog::{self, vector::Method};
 use swp_conform::connect::driver::{Answer, CodecDriver, DriverError};
 use swp_conform::connect::inproc::InProcess;
@@ -67,7 +67,7 @@ fn verdicts(driver: &mut dyn CodecDriver) -> Vec<(String, Verdict)> {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.methods.contains(&Method::Translate))
+        .filter(|v| v.vector.header.methods.contains(&Method::Translate))
         .collect();
     assert!(plan.len() >= 60, "the mcpx catalog is missing");
     CodecMethod::new(&sut, Box::new(driver))
@@ -94,15 +94,21 @@ fn the_reference_passes_every_translation_vector() {
 /// Asserts the run's failures are exactly the vectors where `caught(step)` holds for some
 /// step, and that every other vector ran and passed: the breakage is caught by the vectors of
 /// the rule it breaks and by no other, derived from the vectors themselves.
-fn caught_exactly(v: &[(String, Verdict)], caught: impl Fn(&TranslateSend, &Expect) -> bool) {
+fn caught_exactly(
+    v: &[(String, Verdict)],
+    caught: impl Fn(&TranslateSend, &TranslateExpect) -> bool,
+) {
     let cat =
         catalog::load::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")).unwrap();
     let want: Vec<&str> = cat
         .vectors
         .iter()
-        .filter(|lv| lv.vector.methods.contains(&Method::Translate))
+        .filter(|lv| lv.vector.header.methods.contains(&Method::Translate))
         .filter(|lv| {
-            lv.vector.steps.iter().any(|s| {
+            let Body::Translate(b) = &lv.vector.body else {
+                return false;
+            };
+            b.steps.iter().any(|s| {
                 match (
                     s.send.as_ref().and_then(|x| x.translate.as_deref()),
                     s.expect.as_slice(),
@@ -110,13 +116,15 @@ fn caught_exactly(v: &[(String, Verdict)], caught: impl Fn(&TranslateSend, &Expe
                     // In a `one_of` the reference's own outcome comes first, and the broken
                     // translators are the reference with one behaviour changed, so the
                     // first alternative decides what they are caught by.
-                    (Some(t), [Expect::OneOf(alts)]) => alts.first().is_some_and(|e| caught(t, e)),
+                    (Some(t), [TranslateExpect::OneOf(alts)]) => {
+                        alts.first().is_some_and(|e| caught(t, e))
+                    }
                     (Some(t), [e]) => caught(t, e),
                     _ => false,
                 }
             })
         })
-        .map(|lv| lv.vector.id.as_str())
+        .map(|lv| lv.vector.header.id.as_str())
         .collect();
     for (id, x) in v {
         assert!(
@@ -132,7 +140,7 @@ fn caught_exactly(v: &[(String, Verdict)], caught: impl Fn(&TranslateSend, &Expe
 fn a_translator_that_changes_nothing_fails_every_vector_that_expects_a_change() {
     let v = verdicts(&mut Broken(Breakage::Passthrough));
     caught_exactly(&v, |t, e| match e {
-        Expect::Translated(x) => {
+        TranslateExpect::Translated(x) => {
             x.messages != [t.message.clone()] || !x.replies.is_empty() || !x.warnings.is_empty()
         }
         _ => true,
@@ -144,14 +152,14 @@ fn a_translator_without_warnings_fails_every_vector_that_expects_one() {
     let v = verdicts(&mut Broken(Breakage::Silent));
     caught_exactly(
         &v,
-        |_, e| matches!(e, Expect::Translated(x) if !x.warnings.is_empty()),
+        |_, e| matches!(e, TranslateExpect::Translated(x) if !x.warnings.is_empty()),
     );
 }
 
 #[test]
 fn a_translator_that_never_refuses_fails_every_vector_that_expects_a_refusal() {
     let v = verdicts(&mut Broken(Breakage::NeverFails));
-    caught_exactly(&v, |_, e| matches!(e, Expect::TranslationError(_)));
+    caught_exactly(&v, |_, e| matches!(e, TranslateExpect::TranslationError(_)));
 }
 
 /// The catalog's warning kinds are the translator's, name for name: both matches below are

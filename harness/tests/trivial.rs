@@ -83,7 +83,7 @@ fn passes_only(mode: &str, shape: Shape) -> (usize, Vec<String>) {
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| v.vector.methods.contains(&Method::Session))
+        .filter(|v| v.vector.header.methods.contains(&Method::Session))
         .collect();
     let setup = Setup::new(&work);
     let mut runner = method::open(&cat, &sut, &setup).unwrap();
@@ -108,8 +108,8 @@ fn passes_only(mode: &str, shape: Shape) -> (usize, Vec<String>) {
         let marked = cat
             .vectors
             .iter()
-            .find(|v| v.vector.id == r.vector_id)
-            .and_then(|v| v.vector.shape);
+            .find(|v| v.vector.header.id == r.vector_id)
+            .and_then(|v| v.vector.frames().and_then(|b| b.shape));
         passed.push(r.vector_id.clone());
         if marked != Some(shape) {
             wrong.push(format!(

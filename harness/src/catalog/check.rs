@@ -3,7 +3,10 @@
 //! collected with their positions.
 
 use super::requirements::Registry;
-use super::vector::{Data, Expect, FrameSpec, Method, Num, Part, RejectSpec, Send, Shape, Vector};
+use super::vector::{
+    Body, Data, FrameExpect, FrameSpec, FramesBody, JsonRpcBody, JsonRpcExpect, Method, Num, Part,
+    ProxyExpect, RejectSpec, Send, Shape, Step, Topology, Vector,
+};
 use crate::plan::expr::{self, ExprError, Params};
 use crate::support::diag::Sink;
 use std::path::Path;
@@ -211,9 +214,9 @@ fn check_code(sink: &mut Sink, path: &Path, text: &str, code: &str) {
 
 /// A session vector carries the `shape` mark exactly when its steps have that shape, so the
 /// trivial-SUT test's list of what a trivial SUT may pass grows with the catalog.
-fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
-    if !v.methods.contains(&Method::Session) {
-        if v.shape.is_some() {
+fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector, b: &FramesBody) {
+    if !v.header.methods.contains(&Method::Session) {
+        if b.shape.is_some() {
             sink.at(
                 path,
                 text,
@@ -223,13 +226,13 @@ fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
         }
         return;
     }
-    let has = Shape::of(v);
-    if has != v.shape {
+    let has = Shape::of(&b.steps);
+    if has != b.shape {
         let say = |s: Option<Shape>| s.map_or("none", Shape::as_str);
         sink.at(
             path,
             text,
-            if v.shape.is_some() {
+            if b.shape.is_some() {
                 "shape:"
             } else {
                 "steps:"
@@ -237,7 +240,7 @@ fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
             format!(
                 "the steps have shape {}, the vector says {}: write `shape: {}`{}",
                 say(has),
-                say(v.shape),
+                say(b.shape),
                 say(has),
                 if has.is_none() {
                     " (i.e. remove it)"
@@ -249,18 +252,41 @@ fn check_shape(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
     }
 }
 
+/// Where problems go and what they are checked against.
+struct At<'a> {
+    sink: &'a mut Sink,
+    reg: &'a Registry,
+    path: &'a Path,
+    text: &'a str,
+    p: Params,
+}
+
+impl At<'_> {
+    fn at(&mut self, needle: &str, message: String) {
+        self.sink.at(self.path, self.text, needle, message);
+    }
+
+    fn num(&mut self, n: &Num) {
+        check_num(self.sink, self.path, self.text, n, &self.p);
+    }
+
+    fn code(&mut self, c: &str) {
+        check_code(self.sink, self.path, self.text, c);
+    }
+}
+
 /// Records every problem of vector `v` (from `path`, whose text is `text`).
 pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v: &Vector) {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    if v.id != stem {
+    if v.header.id != stem {
         sink.at(
             path,
             text,
             "id:",
-            format!("id {:?} must equal the file name {stem:?}", v.id),
+            format!("id {:?} must equal the file name {stem:?}", v.header.id),
         );
     }
     let dir = path
@@ -268,32 +294,32 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
         .and_then(|d| d.file_name())
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    if v.namespace != dir {
+    if v.header.namespace != dir {
         sink.at(
             path,
             text,
             "namespace:",
             format!(
                 "namespace {:?} must equal the directory {dir:?}",
-                v.namespace
+                v.header.namespace
             ),
         );
     }
-    if !v.id.starts_with(&format!("{}_", v.namespace)) {
+    if !v.header.id.starts_with(&format!("{}_", v.header.namespace)) {
         sink.at(
             path,
             text,
             "id:",
             format!(
                 "id {:?} must start with the namespace and an underscore",
-                v.id
+                v.header.id
             ),
         );
     }
-    if v.requirements.is_empty() {
+    if v.header.requirements.is_empty() {
         sink.at(path, text, "requirements:", "at least one requirement ID is needed: a vector that tests nothing named is not traceable".into());
     }
-    for r in &v.requirements {
+    for r in &v.header.requirements {
         if reg.resolve(r).is_none() {
             sink.at(
                 path,
@@ -305,304 +331,290 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
             );
         }
     }
-    if v.methods.is_empty() {
-        sink.at(
-            path,
-            text,
-            "methods:",
-            "at least one method (codec, session) is needed".into(),
-        );
-    }
-    if v.steps.is_empty() {
+    // An empty `methods` is refused when the file is read: no family owns its steps.
+    if v.step_count() == 0 {
         sink.at(path, text, "steps:", "at least one step is needed".into());
     }
     let p = probe_params();
-    for c in &v.applies_when.holds {
+    for c in &v.header.applies_when.holds {
         match expr::holds(c, &p) {
             Ok(_) | Err(ExprError::Range(_) | ExprError::DivZero(_)) => {}
             Err(e) => sink.at(path, text, c, e.to_string()),
         }
     }
-    check_shape(sink, path, text, v);
-    for (i, s) in v.steps.iter().enumerate() {
-        let last = i + 1 == v.steps.len();
-        for r in &s.requirements {
-            if reg.resolve(r).is_none() {
-                sink.at(
-                    path,
-                    text,
-                    r,
-                    format!("unknown requirement {r:?} in a step's requirements: expected an ID or alias from vectors/requirements/"),
-                );
-            } else if !v.requirements.contains(r) {
-                sink.at(
-                    path,
-                    text,
-                    r,
-                    format!("the step names {r}, which the vector's `requirements` do not: a step tests a part of what its vector names"),
-                );
-            }
-        }
-        let actions = usize::from(s.send.is_some())
-            + usize::from(s.mcp.is_some())
-            + usize::from(s.end)
-            + usize::from(s.corrupt_record)
-            + usize::from(s.replay_record);
-        match (&s.send, actions) {
-            (Some(send), 1) => check_send(sink, path, text, send, &p),
-            (None, 1) => {}
-            _ => sink.at(
-                path,
-                text,
-                "steps:",
-                "each step needs exactly one of `send`, `mcp`, `end: true` or `corrupt_record: true`"
-                    .into(),
-            ),
-        }
-        if s.second_connection
-            && (v.methods != [Method::Session] || s.side.is_some() || v.topology.is_some())
-        {
-            sink.at(
-                path,
-                text,
-                "second_connection",
-                "`second_connection` is a second client of an endpoint: it needs `methods: [session]`, no `side` and no `topology`".into(),
-            );
-        }
-        if s.mcp.is_none() && s.expect.as_slice().is_empty() {
-            sink.at(
-                path,
-                text,
-                "steps:",
-                "a step needs `expect` (only an `mcp` step may leave it out)".into(),
-            );
-        }
-        for e in s.expect.as_slice() {
-            if let Expect::Mcp(m) = e {
-                for r in &m.rule {
-                    if reg.resolve(r).is_none() {
-                        sink.at(
-                            path,
-                            text,
-                            r,
-                            format!("`rule` names {r}, which is not a registered requirement"),
-                        );
-                    }
+    let mut at = At {
+        sink,
+        reg,
+        path,
+        text,
+        p,
+    };
+    match &v.body {
+        Body::Frames(b) => {
+            check_shape(at.sink, path, text, v, b);
+            let last = b.steps.len();
+            for (i, s) in b.steps.iter().enumerate() {
+                check_step(&mut at, v, s, b.topology);
+                for e in &s.expect {
+                    check_frame_expect(&mut at, v, e, i + 1 == last);
                 }
             }
+            misplaced_lines(&mut at, &b.steps);
         }
-        for n in s.repeat.iter().chain(&s.at_ms) {
-            check_num(sink, path, text, n, &p);
+        Body::JsonRpc(b) => {
+            for s in &b.steps {
+                check_step(&mut at, v, s, None);
+                for e in &s.expect {
+                    check_jsonrpc_expect(&mut at, e);
+                }
+            }
+            check_mcp_native(&mut at, v, b);
         }
-        for e in s.expect.as_slice() {
-            match e {
-                Expect::Denied(_) if v.methods.iter().any(|m| *m != Method::Session) => {
-                    sink.at(
-                        path,
-                        text,
-                        "denied",
-                        "`denied` reads what an endpoint answers: it needs `methods: [session]`"
-                            .into(),
-                    );
-                }
-                Expect::Answer(a) => {
-                    for c in &a.err.also {
-                        check_code(sink, path, text, c);
+        Body::Translate(b) => {
+            for s in &b.steps {
+                check_step(&mut at, v, s, None);
+            }
+            misplaced_lines(&mut at, &b.steps);
+        }
+        Body::McpProxy(b) => {
+            for s in &b.steps {
+                check_step(&mut at, v, s, b.topology);
+                for e in &s.expect {
+                    if let ProxyExpect::Silence(sp) = e {
+                        at.num(&sp.ms);
                     }
                 }
-                Expect::Reject(RejectSpec::Code(c)) | Expect::Denied(RejectSpec::Code(c)) => {
-                    check_code(sink, path, text, c)
-                }
-                Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) => {
-                    for r in &f.code_requirements {
-                        if reg.resolve(r).is_none() {
-                            sink.at(
-                                path,
-                                text,
-                                r,
-                                format!("unknown requirement {r:?} in code_requirements"),
-                            );
-                        }
-                    }
-                    check_code(sink, path, text, &f.code);
-                    for c in &f.also {
-                        check_code(sink, path, text, c);
-                    }
-                }
-                Expect::Accept(a) => {
-                    if a.reject_allowed && v.methods.contains(&Method::Session) && !last {
-                        sink.at(
-                            path,
-                            text,
-                            "reject_allowed",
-                            "`reject_allowed` in a session vector only on its last step: a reject may end the connection the later steps need".into(),
-                        );
-                    }
-                    if let Some(f) = &a.fields {
-                        check_nums(
-                            sink,
-                            path,
-                            text,
-                            [
-                                &f.version,
-                                &f.profile_id,
-                                &f.msg_type,
-                                &f.flags,
-                                &f.ts_unix_ms,
-                            ],
-                            &p,
-                        );
-                        for d in [&f.msg_id, &f.payload].into_iter().flatten() {
-                            check_data(sink, path, text, d, &p);
-                        }
-                    }
-                    if let Some(n) = &a.unknown_flags {
-                        check_num(sink, path, text, n, &p);
-                    }
-                }
-                Expect::Silence(s) => check_num(sink, path, text, &s.ms, &p),
-                Expect::Reply(r) => {
-                    for n in r.profile_id.iter().chain(&r.msg_type) {
-                        check_num(sink, path, text, n, &p);
-                    }
-                    if let Some(d) = &r.payload {
-                        check_data(sink, path, text, d, &p);
-                    }
-                    if let Some(spec) = &r.payload_p1 {
-                        if let Err(e) = crate::p1::encode(spec) {
-                            sink.at(path, text, "payload_p1", e.to_string());
-                        }
-                    }
-                }
-                Expect::A2aTasks(tasks) => {
-                    for t in tasks {
-                        for b in std::iter::once(&t.task_id).chain(&t.output) {
-                            if let Err(e) = crate::p1::bytes_value(b) {
-                                sink.at(path, text, b, e.to_string());
-                            }
-                        }
-                    }
-                }
-                Expect::Flow(items) => {
-                    if v.methods.iter().any(|m| *m != Method::Session) {
-                        sink.at(
-                            path,
-                            text,
-                            "flow",
-                            "`flow` reads what an endpoint sends: it needs `methods: [session]`"
-                                .into(),
-                        );
-                    }
-                    if items.is_empty() {
-                        sink.at(
-                            path,
-                            text,
-                            "flow",
-                            "`flow` lists at least one message (use `silence` for none)".into(),
-                        );
-                    }
-                    for m in items {
-                        if let Err(e) = crate::p1::encode(&m.p1).and(crate::p1::class_of(&m.p1)) {
-                            sink.at(path, text, "flow", e.to_string());
-                        }
-                        if let Some(n) = &m.repeat {
-                            check_num(sink, path, text, n, &p);
-                        }
-                    }
-                }
-                Expect::NoResponse(n) => check_num(sink, path, text, &n.ms, &p),
-                Expect::Response(r) => {
-                    if r.result.is_some() && r.error.is_some() {
-                        sink.at(
-                            path,
-                            text,
-                            "response:",
-                            "a response expects `result` or `error`, not both".into(),
-                        );
-                    }
-                }
-                Expect::Nothing
-                | Expect::Close
-                | Expect::Stream(_)
-                | Expect::ErrorJson(_)
-                | Expect::Identity
-                | Expect::Forwarded
-                | Expect::ForwardedPayload
-                | Expect::Translated(_)
-                | Expect::TranslationError(_)
-                | Expect::OneOf(_)
-                | Expect::Arrives(_)
-                | Expect::Mcp(_) => {}
             }
         }
     }
-    check_mcp_native(sink, path, text, v);
     for (needle, message) in super::mcpxcheck::problems(v) {
-        sink.at(path, text, needle, message);
+        at.at(needle, message);
     }
 }
 
-/// The `mcp_native` method has its own steps (`jsonrpc_line`, `response`, `no_response`);
-/// they cannot mix with the SWP methods.
-fn check_mcp_native(sink: &mut Sink, path: &Path, text: &str, v: &Vector) {
-    let native = v.methods.iter().any(|m| m.is_jsonrpc());
-    if native && !v.methods.iter().all(|m| m.is_jsonrpc()) {
-        sink.at(
-            path,
-            text,
-            "methods:",
-            "the mcp_native and mcp_gateway methods cannot be combined with codec or session"
+/// What every family's steps are checked for: their requirements, one action each, and
+/// the numbers they give.
+fn check_step<E>(at: &mut At<'_>, v: &Vector, s: &Step<E>, topology: Option<Topology>) {
+    for r in &s.requirements {
+        if at.reg.resolve(r).is_none() {
+            at.at(
+                r,
+                format!("unknown requirement {r:?} in a step's requirements: expected an ID or alias from vectors/requirements/"),
+            );
+        } else if !v.header.requirements.contains(r) {
+            at.at(
+                r,
+                format!("the step names {r}, which the vector's `requirements` do not: a step tests a part of what its vector names"),
+            );
+        }
+    }
+    let actions = usize::from(s.send.is_some())
+        + usize::from(s.mcp.is_some())
+        + usize::from(s.end)
+        + usize::from(s.corrupt_record)
+        + usize::from(s.replay_record);
+    match (&s.send, actions) {
+        (Some(send), 1) => check_send(at.sink, at.path, at.text, send, &at.p),
+        (None, 1) => {}
+        _ => at.at(
+            "steps:",
+            "each step needs exactly one of `send`, `mcp`, `end: true` or `corrupt_record: true`"
                 .into(),
+        ),
+    }
+    if s.second_connection
+        && (v.header.methods != [Method::Session] || s.side.is_some() || topology.is_some())
+    {
+        at.at(
+            "second_connection",
+            "`second_connection` is a second client of an endpoint: it needs `methods: [session]`, no `side` and no `topology`".into(),
         );
     }
-    let only_native = v.methods.iter().all(|m| *m == Method::McpNative);
-    let session_steps = v.mcp.is_some()
-        || v.steps.iter().any(|s| {
-            s.mcp.is_some()
-                || s.expect
-                    .as_slice()
-                    .iter()
-                    .any(|e| matches!(e, Expect::Mcp(_)))
+    if s.mcp.is_none() && s.expect.is_empty() {
+        at.at(
+            "steps:",
+            "a step needs `expect` (only an `mcp` step may leave it out)".into(),
+        );
+    }
+    for n in s.repeat.iter().chain(&s.at_ms) {
+        at.num(n);
+    }
+}
+
+/// A codec or session expectation: its codes, requirements and numbers.
+fn check_frame_expect(at: &mut At<'_>, v: &Vector, e: &FrameExpect, last: bool) {
+    let session_only = v.header.methods.iter().any(|m| *m != Method::Session);
+    match e {
+        FrameExpect::Denied(_) if session_only => {
+            at.at(
+                "denied",
+                "`denied` reads what an endpoint answers: it needs `methods: [session]`".into(),
+            );
+        }
+        FrameExpect::Answer(a) => {
+            for c in &a.err.also {
+                at.code(c);
+            }
+        }
+        FrameExpect::Reject(RejectSpec::Code(c)) | FrameExpect::Denied(RejectSpec::Code(c)) => {
+            at.code(c)
+        }
+        FrameExpect::Reject(RejectSpec::Full(f)) | FrameExpect::Denied(RejectSpec::Full(f)) => {
+            for r in &f.code_requirements {
+                if at.reg.resolve(r).is_none() {
+                    at.at(r, format!("unknown requirement {r:?} in code_requirements"));
+                }
+            }
+            at.code(&f.code);
+            for c in &f.also {
+                at.code(c);
+            }
+        }
+        FrameExpect::Accept(a) => {
+            if a.reject_allowed && v.header.methods.contains(&Method::Session) && !last {
+                at.at(
+                    "reject_allowed",
+                    "`reject_allowed` in a session vector only on its last step: a reject may end the connection the later steps need".into(),
+                );
+            }
+            if let Some(f) = &a.fields {
+                check_nums(
+                    at.sink,
+                    at.path,
+                    at.text,
+                    [
+                        &f.version,
+                        &f.profile_id,
+                        &f.msg_type,
+                        &f.flags,
+                        &f.ts_unix_ms,
+                    ],
+                    &at.p,
+                );
+                for d in [&f.msg_id, &f.payload].into_iter().flatten() {
+                    check_data(at.sink, at.path, at.text, d, &at.p);
+                }
+            }
+            if let Some(n) = &a.unknown_flags {
+                at.num(n);
+            }
+        }
+        FrameExpect::Silence(s) => at.num(&s.ms),
+        FrameExpect::Reply(r) => {
+            for n in r.profile_id.iter().chain(&r.msg_type) {
+                at.num(n);
+            }
+            if let Some(d) = &r.payload {
+                check_data(at.sink, at.path, at.text, d, &at.p);
+            }
+            if let Some(spec) = &r.payload_p1 {
+                if let Err(e) = crate::p1::encode(spec) {
+                    at.at("payload_p1", e.to_string());
+                }
+            }
+        }
+        FrameExpect::A2aTasks(tasks) => {
+            for t in tasks {
+                for b in std::iter::once(&t.task_id).chain(&t.output) {
+                    if let Err(e) = crate::p1::bytes_value(b) {
+                        at.at(b, e.to_string());
+                    }
+                }
+            }
+        }
+        FrameExpect::Flow(items) => {
+            if session_only {
+                at.at(
+                    "flow",
+                    "`flow` reads what an endpoint sends: it needs `methods: [session]`".into(),
+                );
+            }
+            if items.is_empty() {
+                at.at(
+                    "flow",
+                    "`flow` lists at least one message (use `silence` for none)".into(),
+                );
+            }
+            for m in items {
+                if let Err(e) = crate::p1::encode(&m.p1).and(crate::p1::class_of(&m.p1)) {
+                    at.at("flow", e.to_string());
+                }
+                if let Some(n) = &m.repeat {
+                    at.num(n);
+                }
+            }
+        }
+        FrameExpect::Nothing
+        | FrameExpect::Close
+        | FrameExpect::Stream(_)
+        | FrameExpect::ErrorJson(_)
+        | FrameExpect::Identity
+        | FrameExpect::Forwarded
+        | FrameExpect::ForwardedPayload => {}
+    }
+}
+
+/// An `mcp_native` or `mcp_gateway` expectation: its rules and numbers.
+fn check_jsonrpc_expect(at: &mut At<'_>, e: &JsonRpcExpect) {
+    match e {
+        JsonRpcExpect::Mcp(m) => {
+            for r in &m.rule {
+                if at.reg.resolve(r).is_none() {
+                    at.at(
+                        r,
+                        format!("`rule` names {r}, which is not a registered requirement"),
+                    );
+                }
+            }
+        }
+        JsonRpcExpect::NoResponse(n) => at.num(&n.ms),
+        JsonRpcExpect::Response(r) => {
+            if r.result.is_some() && r.error.is_some() {
+                at.at(
+                    "response:",
+                    "a response expects `result` or `error`, not both".into(),
+                );
+            }
+        }
+        JsonRpcExpect::Nothing => {}
+    }
+}
+
+/// The JSON-RPC family's steps: MCP session actions only under `mcp_native` alone, and every
+/// step a line or an action, without repeats or clocks. (Their expectations are their own
+/// by type; mixing the family with another is refused when the file is read.)
+fn check_mcp_native(at: &mut At<'_>, v: &Vector, b: &JsonRpcBody) {
+    let only_native = v.header.methods.iter().all(|m| *m == Method::McpNative);
+    let session_steps = b.mcp.is_some()
+        || b.steps.iter().any(|s| {
+            s.mcp.is_some() || s.expect.iter().any(|e| matches!(e, JsonRpcExpect::Mcp(_)))
         });
     if session_steps && !only_native {
-        sink.at(
-            path,
-            text,
+        at.at(
             "mcp:",
             "`mcp` (vector, step or expectation) needs `methods: [mcp_native]` alone".into(),
         );
     }
-    let (mut foreign, mut misplaced) = (false, false);
-    for s in &v.steps {
+    let foreign = b.steps.iter().any(|s| {
         let line = s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some()) || s.mcp.is_some();
-        let is_json = |e: &Expect| {
-            matches!(
-                e,
-                Expect::Response(_) | Expect::NoResponse(_) | Expect::Mcp(_)
-            )
-        };
-        let exp = s.expect.as_slice();
-        let json_expect = exp.iter().any(is_json);
-        let other_expect = exp
-            .iter()
-            .any(|e| !is_json(e) && !matches!(e, Expect::Nothing));
-        foreign |= native && (!line || other_expect || s.repeat.is_some() || s.at_ms.is_some());
-        // The mcp_proxy method sends `jsonrpc_line` too (catalog::mcpx checks it).
-        let proxy = v.methods.contains(&Method::McpProxy);
-        misplaced |= !native && ((line && !proxy) || json_expect);
-    }
+        !line || s.repeat.is_some() || s.at_ms.is_some()
+    });
     if foreign {
-        sink.at(
-            path,
-            text,
+        at.at(
             "steps:",
             "an mcp_native step sends a `jsonrpc_line` or takes an `mcp` action, and expects `response`, `no_response`, `mcp` or `nothing` (no repeat, at_ms)".into(),
         );
     }
-    if misplaced {
-        sink.at(
-            path,
-            text,
+}
+
+/// A `jsonrpc_line` in a family that sends none (the mcp_proxy method sends them too, and
+/// `catalog::mcpxcheck` checks its own).
+fn misplaced_lines<E>(at: &mut At<'_>, steps: &[Step<E>]) {
+    if steps
+        .iter()
+        .any(|s| s.send.as_ref().is_some_and(|x| x.jsonrpc_line.is_some()))
+    {
+        at.at(
             "steps:",
             "`jsonrpc_line`, `response` and `no_response` need `methods: [mcp_native]` or `[mcp_gateway]`".into(),
         );

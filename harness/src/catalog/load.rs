@@ -5,7 +5,7 @@
 
 use super::index::CatalogIndex;
 use super::requirements::{Entry, Registry, RequirementFile};
-use super::vector::Vector;
+use super::vector::{Vector, VectorFile};
 use super::{Catalog, LoadedVector};
 use crate::support::diag::{LoadError, Problem, Sink};
 use std::collections::BTreeMap;
@@ -195,22 +195,35 @@ pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
             let Some(text) = read(&mut sink, &path) else {
                 continue;
             };
-            let Some(v) = sink.parse::<Vector>(&path, &text) else {
+            let Some(file) = sink.parse::<VectorFile>(&path, &text) else {
                 continue;
             };
+            // Parsed as the flat file first, so a block of another family's methods is
+            // reported at that block's line, with what it belongs to.
+            let v = match Vector::try_from(file) {
+                Ok(v) => v,
+                Err(e) => {
+                    sink.at(&path, &text, &e.needle(), e.to_string());
+                    continue;
+                }
+            };
             super::check::check_vector(&mut sink, &requirements, &path, &text, &v);
-            if let Some(prev) = seen.insert(v.id.clone(), path.clone()) {
+            if let Some(prev) = seen.insert(v.header.id.clone(), path.clone()) {
                 sink.at(
                     &path,
                     &text,
                     "id:",
-                    format!("duplicate vector id {:?}, also in {}", v.id, prev.display()),
+                    format!(
+                        "duplicate vector id {:?}, also in {}",
+                        v.header.id,
+                        prev.display()
+                    ),
                 );
             }
             vectors.push(LoadedVector { vector: v, path });
         }
     }
-    vectors.sort_by(|a, b| a.vector.id.cmp(&b.vector.id));
+    vectors.sort_by(|a, b| a.vector.header.id.cmp(&b.vector.header.id));
     if sink.problems.is_empty() {
         Ok(Catalog {
             vectors,
@@ -292,25 +305,29 @@ fn merge_published(
     reference: &Catalog,
     sets: Vec<PathBuf>,
 ) -> Result<Catalog, SetsError> {
-    let catalog_ids: std::collections::BTreeSet<String> =
-        cat.vectors.iter().map(|lv| lv.vector.id.clone()).collect();
+    let catalog_ids: std::collections::BTreeSet<String> = cat
+        .vectors
+        .iter()
+        .map(|lv| lv.vector.header.id.clone())
+        .collect();
     let mut seen: std::collections::BTreeMap<String, PathBuf> = Default::default();
     for dir in &sets {
         for mut lv in crate::published::load(dir, reference)? {
-            if let Some(prev) = seen.insert(lv.vector.id.clone(), dir.clone()) {
+            if let Some(prev) = seen.insert(lv.vector.header.id.clone(), dir.clone()) {
                 return Err(SetsError::Duplicate(
-                    lv.vector.id.clone(),
+                    lv.vector.header.id.clone(),
                     prev.display().to_string(),
                     dir.display().to_string(),
                 ));
             }
-            if catalog_ids.contains(&lv.vector.id) {
-                lv.vector.id.push_str(PUBLISHED_SUFFIX);
+            if catalog_ids.contains(&lv.vector.header.id) {
+                lv.vector.header.id.push_str(PUBLISHED_SUFFIX);
             }
             cat.vectors.push(lv);
         }
     }
-    cat.vectors.sort_by(|a, b| a.vector.id.cmp(&b.vector.id));
+    cat.vectors
+        .sort_by(|a, b| a.vector.header.id.cmp(&b.vector.header.id));
     cat.published = sets;
     Ok(cat)
 }

@@ -2,6 +2,7 @@
 //! loaded together and cross-checked (`load`, which also puts the YAML catalog and the spec
 //! kit's published sets into one catalog for a run).
 
+pub mod body;
 pub mod check;
 pub mod class;
 pub mod expect;
@@ -17,6 +18,7 @@ pub mod send;
 pub mod terms;
 pub mod trace;
 pub mod vector;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 

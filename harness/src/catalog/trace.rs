@@ -42,8 +42,8 @@ pub fn rows(cat: &Catalog) -> Vec<Row> {
                             .map_or("", |(k, _)| k.as_str()),
                     )
                     .or_default();
-                if !e.contains(&lv.vector.id) {
-                    e.push(lv.vector.id.clone());
+                if !e.contains(&lv.vector.header.id) {
+                    e.push(lv.vector.header.id.clone());
                 }
             }
         }

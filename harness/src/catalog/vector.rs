@@ -1,11 +1,17 @@
-//! The vector file format (`docs/vector-format.md`): the Rust types a vector YAML file
-//! deserializes into, from which the checked-in JSON Schema is generated. The vector and
-//! its steps are here; what a step sends is in `send`, what it expects in `expect`, and the
-//! small vocabulary fixtures share in `terms` (all re-exported, so one path names them).
+//! The typed vector (`docs/vector-format.md`): a [`Header`] every method reads and a
+//! [`Body`] of its methods' family (`body`), read from the flat file shape (`wire`, which
+//! the checked-in JSON Schema is generated from). What a step sends is in `send`, what it
+//! expects in `expect`, and the small vocabulary fixtures share in `terms` (all
+//! re-exported, so one path names them).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::body::{
+    Body, Family, FrameExpect, FrameStep, FramesBody, JsonRpcBody, JsonRpcExpect, JsonRpcStep,
+    ProxyBody, ProxyExpect, ProxyStep, Step, StepView, TranslateBody, TranslateExpect,
+    TranslateStep,
+};
 pub use super::expect::{
     AcceptSpec, AnswerSpec, ErrAnswer, ErrorSpec, Expect, Expectations, FieldsSpec, FlowMessage,
     NoResponseSpec, RejectFull, RejectSpec, ReplySpec, ResponseSpec, SilenceSpec, StreamSpec,
@@ -13,6 +19,7 @@ pub use super::expect::{
 };
 pub use super::send::{Data, ExtSpec, Fill, FrameSpec, Num, Part, Send, Sized};
 pub use super::terms::{Side, Topology, UnknownProfile};
+pub use super::wire::{BodyError, StepFile, VectorFile};
 
 /// How a vector can be run (docs/architecture.md, Data flow).
 #[derive(
@@ -63,10 +70,35 @@ impl Method {
     }
 }
 
-/// One test vector: one file under `vectors/<namespace>/`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// One test vector: one file under `vectors/<namespace>/`, read through its file shape
+/// ([`VectorFile`]): what every method reads, and the body of its methods' family.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "VectorFile")]
 pub struct Vector {
+    /// What every method reads.
+    pub header: Header,
+    /// What the vector's family of methods sends and expects.
+    pub body: Body,
+}
+
+/// The schema is the file's: the typed vector is only ever read from it.
+impl JsonSchema for Vector {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        VectorFile::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        VectorFile::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        VectorFile::json_schema(generator)
+    }
+}
+
+/// What every method reads of a vector, whatever its family.
+#[derive(Debug, Clone)]
+pub struct Header {
     /// Unique id, `<namespace>_<4 digits>_<case>`; the file is named `<id>.yaml`.
     pub id: String,
     /// One line saying what is checked.
@@ -75,47 +107,16 @@ pub struct Vector {
     pub namespace: String,
     /// Requirement IDs (or their spec-kit trace aliases) this vector exercises.
     pub requirements: Vec<String>,
-    /// Methods the vector supports.
+    /// Methods the vector supports, all of one [`Family`].
     pub methods: Vec<Method>,
     /// Conditions on what the SUT claims; the vector is not applicable otherwise.
-    #[serde(default)]
     pub applies_when: Applicability,
     /// Why the vector exists or how to read it; free text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
-    /// How the session method connects for this vector (TLS variants for S1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect: Option<ConnectSpec>,
-    /// `intermediary`: the SUT sits between the harness's client and the harness's
-    /// upstream server (relays, gateways, proxies). Default `endpoint`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<Topology>,
-    /// How an MCP proxy under test is configured for this vector (method `mcp_proxy`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<super::mcpx::ProxySpec>,
-    /// What the server must declare and which versions and transport the vector applies to
-    /// (method `mcp_native`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<super::mcpnative::McpVectorSpec>,
-    /// What a trivial SUT can pass of this vector (session method): `reject-only` when
-    /// every step expects a reject (or nothing at all), `accept-only` when every step
-    /// expects an accept confirmed without an answer, nothing or silence. The catalog check
-    /// holds the mark
-    /// to the steps, and the trivial-SUT test (`harness/tests/trivial.rs`) fails when a
-    /// trivial SUT passes a vector not marked with its shape: a judge that credits the wrong
-    /// frame shows up there first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<Shape>,
-    /// The vector needs the SUT to itself: `run --jobs N` runs it alone, after the others
-    /// (a rate limit counts every frame the SUT receives, not only this vector's).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// The vector needs the SUT to itself (`run --jobs N` runs it alone, after the others).
     pub exclusive: bool,
-    /// The steps, in order.
-    pub steps: Vec<Step>,
     /// The spec kit fixture this vector was read from (the published-set front-end): what
     /// the kit expects and what the fixture assumes of the receiver. Never in a YAML file.
-    #[serde(skip)]
-    #[schemars(skip)]
     pub fixture: Option<std::sync::Arc<super::fixture::Fixture>>,
 }
 
@@ -138,19 +139,21 @@ impl Shape {
         }
     }
 
-    /// The shape the steps of `v` have, if any: what a SUT that refuses (or accepts)
-    /// everything alike could pass. Silence fits only a SUT that answers nothing.
-    pub fn of(v: &Vector) -> Option<Shape> {
+    /// The shape `steps` have, if any: what a SUT that refuses (or accepts) everything
+    /// alike could pass. Silence fits only a SUT that answers nothing.
+    pub fn of(steps: &[Step<FrameExpect>]) -> Option<Shape> {
         let (mut rejects, mut accepts, mut silences) = (0, 0, 0);
-        for s in &v.steps {
-            for e in s.expect.as_slice() {
+        for s in steps {
+            for e in &s.expect {
                 match e {
-                    Expect::Reject(_) | Expect::Denied(_) => rejects += 1,
-                    Expect::Accept(a) if !a.answered && !a.reject_allowed => accepts += 1,
+                    FrameExpect::Reject(_) | FrameExpect::Denied(_) => rejects += 1,
+                    FrameExpect::Accept(a) if !a.answered && !a.reject_allowed => accepts += 1,
                     // A reply the spec does not owe passes on silence, as an accept does.
-                    Expect::Reply(r) if r.when_silent == Some(WhenSilent::Pass) => accepts += 1,
-                    Expect::Silence(_) => silences += 1,
-                    Expect::Nothing => {}
+                    FrameExpect::Reply(r) if r.when_silent == Some(WhenSilent::Pass) => {
+                        accepts += 1
+                    }
+                    FrameExpect::Silence(_) => silences += 1,
+                    FrameExpect::Nothing => {}
                     _ => return None,
                 }
             }
@@ -227,72 +230,22 @@ pub enum ClientCert {
     Second,
 }
 
-/// One step: an action and what must be observed after it.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    /// What this step does, for the transcript.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Octets to send.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send: Option<Send>,
-    /// End the stream (close the write side) instead of sending.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub end: bool,
-    /// Write a forged TLS application-data record under the TLS layer (session, TLS only).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub corrupt_record: bool,
-    /// Send again the last TLS record the harness wrote (a replay; session, TLS only).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub replay_record: bool,
-    /// Which connection sends (intermediary topology; default `client`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub side: Option<Side>,
-    /// This step sends and reads on a second connection to the endpoint, opened with the
-    /// harness's second client identity (session, TLS, `tls.second_identity`) and open for
-    /// the whole vector beside the first: what one peer does must not change what the
-    /// other may do (tenant-scoped ids, authorization).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub second_connection: bool,
-    /// The requirements this step tests, when narrower than the vector's (IDs or aliases):
-    /// a failure of this step fails only these. Omitted, the step tests the vector's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub requirements: Vec<String>,
-    /// Run this step this many times (each with a fresh default msg_id).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<Num>,
-    /// Receiver clock for this step, in ms after `${NOW_MS}` (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_ms: Option<Num>,
-    /// An `mcp_native` session action (open, request, pick, ...) instead of `send`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<super::mcpnative::McpStep>,
-    /// What must follow, in order: one expectation or a list. Only an `mcp` step may leave
-    /// it out (its own checks then apply).
-    #[serde(default)]
-    pub expect: Expectations,
-}
-
 impl Vector {
     /// The requirements step `j` tests: its own `requirements`, or the vector's, and the
     /// code requirements of its rejects.
     pub fn step_requirements(&self, j: usize) -> Vec<String> {
-        let Some(s) = self.steps.get(j) else {
-            return self.requirements.clone();
+        let steps = self.body.steps();
+        let Some(s) = steps.get(j) else {
+            return self.header.requirements.clone();
         };
         let mut out = if s.requirements.is_empty() {
-            self.requirements.clone()
+            self.header.requirements.clone()
         } else {
-            s.requirements.clone()
+            s.requirements.to_vec()
         };
-        for e in s.expect.as_slice() {
-            if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e {
-                for r in &f.code_requirements {
-                    if !out.contains(r) {
-                        out.push(r.clone());
-                    }
-                }
+        for r in &s.code_requirements {
+            if !out.iter().any(|o| o == r) {
+                out.push((*r).to_owned());
             }
         }
         out
@@ -301,17 +254,30 @@ impl Vector {
     /// Every requirement the vector exercises: its `requirements` and the
     /// `code_requirements` of its rejects, as written (IDs or aliases), without repeats.
     pub fn all_requirements(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = self.requirements.iter().map(String::as_str).collect();
-        for s in &self.steps {
-            for e in s.expect.as_slice() {
-                if let Expect::Reject(RejectSpec::Full(f)) | Expect::Denied(RejectSpec::Full(f)) = e
-                {
-                    out.extend(f.code_requirements.iter().map(String::as_str));
-                }
-            }
+        let mut out: Vec<&str> = self
+            .header
+            .requirements
+            .iter()
+            .map(String::as_str)
+            .collect();
+        for s in self.body.steps() {
+            out.extend(s.code_requirements);
         }
         let mut seen = std::collections::BTreeSet::new();
         out.retain(|r| seen.insert(*r));
         out
+    }
+
+    /// How many steps it has, whatever its family.
+    pub fn step_count(&self) -> usize {
+        self.body.step_count()
+    }
+
+    /// The frames body, when the vector is a `codec`/`session` one.
+    pub fn frames(&self) -> Option<&FramesBody> {
+        match &self.body {
+            Body::Frames(b) => Some(b),
+            _ => None,
+        }
     }
 }

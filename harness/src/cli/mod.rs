@@ -279,18 +279,18 @@ fn retry_flaky(
     let mut retried: Vec<Retry> = Vec::new();
     let max = plan
         .iter()
-        .map(|lv| b.retries(&lv.vector.id))
+        .map(|lv| b.retries(&lv.vector.header.id))
         .max()
         .unwrap_or(0);
     for attempt in 1..=max {
         let todo: Vec<&LoadedVector> = plan
             .iter()
             .copied()
-            .filter(|lv| b.retries(&lv.vector.id) >= attempt)
+            .filter(|lv| b.retries(&lv.vector.header.id) >= attempt)
             .filter(|lv| {
                 results
                     .iter()
-                    .find(|r| r.vector_id == lv.vector.id)
+                    .find(|r| r.vector_id == lv.vector.header.id)
                     .is_some_and(|r| b.deviation(r, strict).is_some())
             })
             .collect();
@@ -420,14 +420,14 @@ mod tests {
         let mut seen = Vec::new();
         for index in 1..=4 {
             let ids = |p: Vec<&LoadedVector>| -> Vec<String> {
-                p.iter().map(|lv| lv.vector.id.clone()).collect()
+                p.iter().map(|lv| lv.vector.header.id.clone()).collect()
             };
             let part = ids(shard_plan(&plan, Shard { index, count: 4 }));
             assert_eq!(part, ids(shard_plan(&plan, Shard { index, count: 4 })));
             seen.extend(part);
         }
         seen.sort();
-        let all: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        let all: Vec<String> = plan.iter().map(|lv| lv.vector.header.id.clone()).collect();
         assert_eq!(seen, all);
         assert!(parse_shard("0/2").is_err() && parse_shard("3/2").is_err());
         assert!(parse_shard("x").is_err() && parse_shard("1/1001").is_err());
@@ -442,7 +442,7 @@ mod tests {
     fn flaky_vectors_are_retried_only_while_unexpected() {
         let cat = catalog();
         let plan: Vec<&LoadedVector> = cat.vectors.iter().take(3).collect();
-        let ids: Vec<String> = plan.iter().map(|lv| lv.vector.id.clone()).collect();
+        let ids: Vec<String> = plan.iter().map(|lv| lv.vector.header.id.clone()).collect();
         // ids[0]: flaky, fails once then passes → retried once, settles.
         // ids[1]: flaky, listed as an expected failure and fails → never retried.
         // ids[2]: flaky with 2 retries, always fails unexpectedly → run 3 times.
@@ -465,16 +465,16 @@ mod tests {
                 lv: &LoadedVector,
                 _: &Cancel,
             ) -> Result<VectorResult, crate::method::Fatal> {
-                let n = self.runs.entry(lv.vector.id.clone()).or_default();
+                let n = self.runs.entry(lv.vector.header.id.clone()).or_default();
                 *n += 1;
                 let mut r = VectorResult::new(
-                    lv.vector.id.clone(),
-                    lv.vector.namespace.clone(),
+                    lv.vector.header.id.clone(),
+                    lv.vector.header.namespace.clone(),
                     String::new(),
                     vec![],
                     true,
                 );
-                let pass = lv.vector.id == self.passes && *n > 1;
+                let pass = lv.vector.header.id == self.passes && *n > 1;
                 r.verdict = if pass { Verdict::Pass } else { Verdict::Fail };
                 r.pass = pass;
                 Ok(r)
@@ -520,7 +520,7 @@ mod tests {
         use std::sync::{Arc, Mutex};
         let mut cat = catalog();
         for lv in cat.vectors.iter_mut().skip(3).step_by(7) {
-            lv.vector.exclusive = true;
+            lv.vector.header.exclusive = true;
         }
         let plan: Vec<&LoadedVector> = cat.vectors.iter().take(40).collect();
         struct Fake {
@@ -541,12 +541,12 @@ mod tests {
                 // Stay in flight a little, so overlapping runs would be seen.
                 std::thread::sleep(std::time::Duration::from_millis(2));
                 if let Ok(mut l) = self.log.lock() {
-                    l.push((self.name, lv.vector.id.clone(), others));
+                    l.push((self.name, lv.vector.header.id.clone(), others));
                 }
                 self.busy.fetch_sub(1, Ordering::SeqCst);
                 let mut r = VectorResult::new(
-                    lv.vector.id.clone(),
-                    lv.vector.namespace.clone(),
+                    lv.vector.header.id.clone(),
+                    lv.vector.header.namespace.clone(),
                     String::new(),
                     vec![],
                     true,
@@ -579,7 +579,11 @@ mod tests {
             &mut |_| ticks += 1,
         )
         .unwrap();
-        let ids = |v: &[&LoadedVector]| v.iter().map(|lv| lv.vector.id.clone()).collect::<Vec<_>>();
+        let ids = |v: &[&LoadedVector]| {
+            v.iter()
+                .map(|lv| lv.vector.header.id.clone())
+                .collect::<Vec<_>>()
+        };
         let got: Vec<String> = results.iter().map(|r| r.vector_id.clone()).collect();
         assert_eq!(got, ids(&plan), "plan order");
         assert_eq!(ticks, plan.len());
@@ -589,7 +593,7 @@ mod tests {
             .iter()
             .filter(|(_, id, _)| {
                 plan.iter()
-                    .any(|lv| &lv.vector.id == id && lv.vector.exclusive)
+                    .any(|lv| &lv.vector.header.id == id && lv.vector.header.exclusive)
             })
             .collect();
         assert!(!exclusive.is_empty());

@@ -15,8 +15,8 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
         return Some(na);
     }
     let m = &sut.manifest;
-    if !v.methods.iter().any(|x| m.methods.contains(x)) {
-        let want: Vec<_> = v.methods.iter().map(|m| m.as_str()).collect();
+    if !v.header.methods.iter().any(|x| m.methods.contains(x)) {
+        let want: Vec<_> = v.header.methods.iter().map(|m| m.as_str()).collect();
         return Some(NotApplicable::untested(format!(
             "the SUT is not driven by any of the vector's methods ({})",
             want.join(", ")
@@ -34,7 +34,7 @@ pub fn applicability(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
 /// so the vector is untested and a class needing it stays incomplete.
 fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
     let params = sut.params(super::codec::CODEC_NOW_MS);
-    for c in &v.applies_when.holds {
+    for c in &v.header.applies_when.holds {
         // A condition over an optional feature's value the SUT does not declare (SWP-AGDISC's
         // max-age, a SHOULD) is the SUT's choice, as an unfilled feature trigger is.
         if let Some(f) = crate::plan::features::FEATURE_PARAMS
@@ -75,7 +75,7 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
 /// The SUT's declared choices that put the vector out of scope.
 fn declared(v: &Vector, sut: &Sut) -> Option<String> {
     let m = &sut.manifest;
-    let a = &v.applies_when;
+    let a = &v.header.applies_when;
     for p in &a.profiles {
         if !m.claims.profiles.contains(p) {
             return Some(format!("the SUT does not claim profile {p}"));

@@ -4,7 +4,7 @@
 //! per step.
 
 use super::contract::{answered, step_results, Fatal, Judged, NotApplicable, Outcome, TestMethod};
-use crate::catalog::vector::{Method, Vector};
+use crate::catalog::vector::{Body, Method, Vector};
 use crate::connect::driver::CodecDriver;
 use crate::method::evaluate::{self, describe_expected};
 use crate::plan::materialize::{self, Action, ConcreteStep, MaterialiseError};
@@ -48,12 +48,11 @@ impl TestMethod for CodecMethod<'_> {
     }
 
     fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
-        if v.methods.contains(&Method::Translate) {
-            Ok(Method::Translate)
-        } else if v.methods.contains(&Method::Codec) {
-            Ok(Method::Codec)
-        } else {
-            Err("only the session method applies; this run uses the codec method".into())
+        // The codec testee translates too: the translate family runs here.
+        match &v.body {
+            Body::Translate(_) => Ok(Method::Translate),
+            Body::Frames(_) if v.header.methods.contains(&Method::Codec) => Ok(Method::Codec),
+            _ => Err("only the session method applies; this run uses the codec method".into()),
         }
     }
 
@@ -76,7 +75,13 @@ impl TestMethod for CodecMethod<'_> {
 
     fn drive(&mut self, v: &Vector, c: CodecWork, _cancel: &Cancel) -> Result<Outcome, Fatal> {
         match c {
-            CodecWork::Translate => super::translate::run(self.driver.as_mut(), v),
+            CodecWork::Translate => match &v.body {
+                Body::Translate(b) => super::translate::run(self.driver.as_mut(), &b.steps),
+                _ => Ok(Outcome::stop(
+                    Verdict::HarnessError,
+                    "admitted to translate a vector that is not a translate one",
+                )),
+            },
             CodecWork::Frames(steps) => {
                 // A published fixture brings its own limits and profile validation.
                 let config = match super::receiver::codec_config(v, self.sut) {
@@ -87,6 +92,7 @@ impl TestMethod for CodecMethod<'_> {
                         // without it still run every other vector.
                         let mut c = codec_config_of(&self.sut.manifest);
                         c.validate_profiles = v
+                            .header
                             .applies_when
                             .profiles
                             .iter()

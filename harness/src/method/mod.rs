@@ -255,7 +255,7 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
     // absolute: a code mapping is typically a SHOULD beside a MUST reject.
     let absolute = lv
         .vector
-        .requirements
+        .header.requirements
         .iter()
         .flat_map(|r| resolve(r))
         .any(|id| reg.level(&id).is_some_and(|l| l.is_absolute()))
@@ -271,13 +271,13 @@ pub fn result_base(catalog: &Catalog, lv: &LoadedVector) -> VectorResult {
     reqs.dedup();
     let path = catalog.display_path(&lv.path);
     let mut r = VectorResult::new(
-        lv.vector.id.clone(),
-        lv.vector.namespace.clone(),
+        lv.vector.header.id.clone(),
+        lv.vector.header.namespace.clone(),
         path,
         reqs,
         absolute,
     );
-    r.title.clone_from(&lv.vector.title);
+    r.title.clone_from(&lv.vector.header.title);
     r.verdict = Verdict::NotApplicable;
     r
 }
@@ -339,8 +339,10 @@ pub fn run_plan_jobs<'r>(
         return run_plan(runner, plan, cancel, progress);
     }
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let (shared, alone): (Vec<_>, Vec<_>) =
-        plan.iter().copied().partition(|lv| !lv.vector.exclusive);
+    let (shared, alone): (Vec<_>, Vec<_>) = plan
+        .iter()
+        .copied()
+        .partition(|lv| !lv.vector.header.exclusive);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let mut slots: Vec<Option<VectorResult>> = (0..shared.len()).map(|_| None).collect();
@@ -395,7 +397,7 @@ pub fn run_plan_jobs<'r>(
     }
     Ok(plan
         .iter()
-        .filter_map(|lv| by_id.remove(&lv.vector.id))
+        .filter_map(|lv| by_id.remove(&lv.vector.header.id))
         .collect())
 }
 

@@ -18,7 +18,7 @@ pub fn configurable(sut: &Sut) -> bool {
 
 /// The receiver assumptions `v` carries, if any.
 pub fn of(v: &Vector) -> Option<&Receiver> {
-    v.fixture.as_deref().map(|f| &f.receiver)
+    v.header.fixture.as_deref().map(|f| &f.receiver)
 }
 
 /// The manifest's limits with the receiver's stated ones in place.

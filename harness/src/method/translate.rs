@@ -4,7 +4,7 @@
 
 use super::contract::{answered, Fatal, Outcome};
 use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
-use crate::catalog::vector::{Expect, Vector};
+use crate::catalog::vector::{TranslateExpect, TranslateStep};
 use crate::connect::driver::CodecDriver;
 use crate::report::result::{Dir, TranscriptEntry, Verdict};
 use serde_json::Value;
@@ -94,9 +94,9 @@ fn first_difference(what: &str, got: &[Value], want: &[Value]) -> Option<String>
 }
 
 /// Why `got` does not match `want`, if it does not.
-fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
+fn judge(want: &TranslateExpect, got: &TranslateReply) -> Option<String> {
     match (want, got) {
-        (Expect::OneOf(alts), _) => {
+        (TranslateExpect::OneOf(alts), _) => {
             let misses: Vec<String> = alts.iter().map_while(|a| judge(a, got)).collect();
             (misses.len() == alts.len()).then(|| {
                 format!(
@@ -112,7 +112,7 @@ fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
             })
         }
         (
-            Expect::Translated(e),
+            TranslateExpect::Translated(e),
             TranslateReply::Translated {
                 messages,
                 replies,
@@ -136,14 +136,14 @@ fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
                 .collect();
             (g != w).then(|| format!("warnings are {g:?}, expected {w:?}"))
         }
-        (Expect::Translated(_), TranslateReply::Error { .. }) => {
+        (TranslateExpect::Translated(_), TranslateReply::Error { .. }) => {
             Some("the translator refused a message it must translate".into())
         }
-        (Expect::TranslationError(_), TranslateReply::Translated { .. }) => {
+        (TranslateExpect::TranslationError(_), TranslateReply::Translated { .. }) => {
             Some("the translator translated a message it must refuse with a typed error".into())
         }
         (
-            Expect::TranslationError(e),
+            TranslateExpect::TranslationError(e),
             TranslateReply::Error {
                 kind,
                 message_type,
@@ -166,28 +166,26 @@ fn judge(want: &Expect, got: &TranslateReply) -> Option<String> {
                 _ => None,
             }
         }
-        (other, _) => Some(format!("{other:?} is not a translate expectation")),
     }
 }
 
 /// One line for an expectation (`one_of` lists its alternatives).
-fn describe(want: &Expect) -> String {
+fn describe(want: &TranslateExpect) -> String {
     match want {
-        Expect::Translated(e) => describe_translated(e),
-        Expect::TranslationError(e) => describe_error(e),
-        Expect::OneOf(alts) => format!(
+        TranslateExpect::Translated(e) => describe_translated(e),
+        TranslateExpect::TranslationError(e) => describe_error(e),
+        TranslateExpect::OneOf(alts) => format!(
             "one of: {}",
             alts.iter().map(describe).collect::<Vec<_>>().join(" | ")
         ),
-        other => format!("{other:?}"),
     }
 }
 
-/// Runs the translate steps of `v` through `driver`.
-pub fn run(driver: &mut dyn CodecDriver, v: &Vector) -> Result<Outcome, Fatal> {
+/// Runs the steps of a translate vector through `driver`.
+pub fn run(driver: &mut dyn CodecDriver, steps: &[TranslateStep]) -> Result<Outcome, Fatal> {
     let mut o = Outcome::new(Verdict::Pass, None);
-    for (i, s) in v.steps.iter().enumerate() {
-        let label = if v.steps.len() > 1 {
+    for (i, s) in steps.iter().enumerate() {
+        let label = if steps.len() > 1 {
             format!("step {}: ", i + 1)
         } else {
             String::new()

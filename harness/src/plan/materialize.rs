@@ -2,7 +2,7 @@
 //! and expectations. Boundary vectors get their sizes here, per SUT.
 
 use crate::catalog::vector::{
-    Data, Expect, ExtSpec, FieldsSpec, FrameSpec, Num, Part, RejectSpec, Send, Vector,
+    Body, Data, ExtSpec, FieldsSpec, FrameExpect, FrameSpec, Num, Part, RejectSpec, Send, Vector,
 };
 use crate::frames::{e1, uvarint, Envelope, ErrorCode, Extensions};
 use crate::plan::expr::{self, Params};
@@ -398,9 +398,9 @@ fn reject(r: &RejectSpec) -> Result<Expectation, MaterialiseError> {
     })
 }
 
-fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, MaterialiseError> {
+fn expectation(ctx: &Ctx<'_>, e: &FrameExpect) -> Result<Option<Expectation>, MaterialiseError> {
     Ok(Some(match e {
-        Expect::Accept(a) => Expectation::Accept {
+        FrameExpect::Accept(a) => Expectation::Accept {
             fields: a
                 .fields
                 .as_ref()
@@ -412,9 +412,9 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             reject_allowed: a.reject_allowed,
             answered: a.answered,
         },
-        Expect::Reject(r) => reject(r)?,
-        Expect::Denied(r) => Expectation::Denied(Box::new(reject(r)?)),
-        Expect::Answer(a) => Expectation::Answer {
+        FrameExpect::Reject(r) => reject(r)?,
+        FrameExpect::Denied(r) => Expectation::Denied(Box::new(reject(r)?)),
+        FrameExpect::Answer(a) => Expectation::Answer {
             code: a.err.code.clone(),
             also: a
                 .err
@@ -424,27 +424,16 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
                 .collect::<Result<_, _>>()?,
         },
         // `nothing` is the empty list of events.
-        Expect::Nothing => return Ok(None),
-        Expect::Identity => Expectation::Identity,
-        Expect::Forwarded => Expectation::Forwarded,
-        Expect::ForwardedPayload => Expectation::ForwardedPayload,
-        Expect::Close => Expectation::Close,
-        Expect::Response(_)
-        | Expect::NoResponse(_)
-        | Expect::Translated(_)
-        | Expect::TranslationError(_)
-        | Expect::OneOf(_)
-        | Expect::Arrives(_)
-        | Expect::Mcp(_) => {
-            return Err(MaterialiseError::Invalid(
-                "`response`/`no_response`/`mcp`/`translated`/`translation_error` are for the mcp_native and translate methods only".into(),
-            ))
-        }
-        Expect::Silence(s) => Expectation::Silence {
+        FrameExpect::Nothing => return Ok(None),
+        FrameExpect::Identity => Expectation::Identity,
+        FrameExpect::Forwarded => Expectation::Forwarded,
+        FrameExpect::ForwardedPayload => Expectation::ForwardedPayload,
+        FrameExpect::Close => Expectation::Close,
+        FrameExpect::Silence(s) => Expectation::Silence {
             ms: ctx.num(&s.ms)?,
             refusal_allowed: s.refusal_allowed,
         },
-        Expect::Reply(r) => Expectation::Reply(ReplyPattern {
+        FrameExpect::Reply(r) => Expectation::Reply(ReplyPattern {
             profile_id: r.profile_id.as_ref().map(|n| ctx.num(n)).transpose()?,
             msg_type: r.msg_type.as_ref().map(|n| ctx.num(n)).transpose()?,
             same_msg_id: r.same_msg_id,
@@ -461,8 +450,8 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
             p1_canonical: r.p1_canonical,
             when_silent: r.when_silent,
         }),
-        Expect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
-        Expect::Flow(items) => {
+        FrameExpect::A2aTasks(t) => Expectation::A2aTasks(t.clone()),
+        FrameExpect::Flow(items) => {
             let mut out = Vec::with_capacity(items.len());
             for m in items {
                 let (profile_id, msg_type) = crate::p1::class_of(&m.p1)
@@ -474,13 +463,18 @@ fn expectation(ctx: &Ctx<'_>, e: &Expect) -> Result<Option<Expectation>, Materia
                     spec: m.p1.clone(),
                     profile_id,
                     msg_type,
-                    count: m.repeat.as_ref().map(|n| ctx.num(n)).transpose()?.unwrap_or(1),
+                    count: m
+                        .repeat
+                        .as_ref()
+                        .map(|n| ctx.num(n))
+                        .transpose()?
+                        .unwrap_or(1),
                 });
             }
             Expectation::Flow(out)
         }
-        Expect::Stream(st) => Expectation::Stream((**st).clone()),
-        Expect::ErrorJson(j) => Expectation::ErrorJson(j.clone()),
+        FrameExpect::Stream(st) => Expectation::Stream((**st).clone()),
+        FrameExpect::ErrorJson(j) => Expectation::ErrorJson(j.clone()),
     }))
 }
 
@@ -504,8 +498,15 @@ pub fn build_frame(
 
 /// Materialises `v` against `params`.
 pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, MaterialiseError> {
+    let Body::Frames(b) = &v.body else {
+        return Err(MaterialiseError::Invalid(format!(
+            "a vector of the {} methods sends no frames",
+            v.body.family().methods()
+        )));
+    };
     // A published fixture the front-end could not read has no steps worth sending.
     if let Some(why) = v
+        .header
         .fixture
         .as_ref()
         .and_then(|f| f.receiver.unreadable.as_ref())
@@ -520,7 +521,7 @@ pub fn materialise(v: &Vector, params: &Params) -> Result<Vec<ConcreteStep>, Mat
     };
     let mut out = Vec::new();
     let mut total: u64 = 0;
-    for (i, s) in v.steps.iter().enumerate() {
+    for (i, s) in b.steps.iter().enumerate() {
         let reps = ctx.opt(&s.repeat, 1)?;
         if reps > 100_000 {
             return Err(MaterialiseError::HarnessBound(format!(

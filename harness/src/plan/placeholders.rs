@@ -3,7 +3,7 @@
 //! that fails internally, one that streams). A vector naming a parameter the manifest does
 //! not give is not applicable, so no vector depends on the reference's own methods.
 
-use crate::catalog::vector::{Data, Expect, FieldsSpec, FrameSpec, Part, Send, Vector};
+use crate::catalog::vector::{Body, Data, FieldsSpec, FrameExpect, FrameSpec, Part, Send, Vector};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,19 +129,19 @@ fn substitute(j: &mut Value, params: &Params) -> Result<(), FillError> {
     }
 }
 
-/// Calls `f` on every JSON value a vector sends or expects on the SWP wire.
+/// Calls `f` on every JSON value a vector sends or expects on the SWP wire: only codec and
+/// session vectors have one (the MCP methods fill their own `${NAME}`s while running).
 fn visit_mut(v: &mut Vector, f: &mut dyn FnMut(&mut Value)) {
-    for s in &mut v.steps {
+    let Body::Frames(b) = &mut v.body else {
+        return;
+    };
+    for s in &mut b.steps {
         if let Some(send) = &mut s.send {
             send_json(send, f);
         }
-        let list: &mut [Expect] = match &mut s.expect {
-            crate::catalog::vector::Expectations::Many(v) => v,
-            crate::catalog::vector::Expectations::One(e) => std::slice::from_mut(e.as_mut()),
-        };
-        for e in list {
+        for e in &mut s.expect {
             match e {
-                Expect::Reply(r) => {
+                FrameExpect::Reply(r) => {
                     if let Some(j) = &mut r.payload_json {
                         f(j);
                     }
@@ -152,23 +152,23 @@ fn visit_mut(v: &mut Vector, f: &mut dyn FnMut(&mut Value)) {
                         p1_json(spec, f);
                     }
                 }
-                Expect::Stream(st) => {
+                FrameExpect::Stream(st) => {
                     if let Some(j) = &mut st.terminal_json {
                         f(j);
                     }
                 }
-                Expect::Flow(items) => {
+                FrameExpect::Flow(items) => {
                     for m in items {
                         p1_json(&mut m.p1, f);
                     }
                 }
-                Expect::Accept(a) => {
+                FrameExpect::Accept(a) => {
                     if let Some(fs) = &mut a.fields {
                         fields_json(fs, f);
                     }
                 }
                 // A profile's error code is the SUT's own string (`${AGDISC_NOT_FOUND_CODE}`).
-                Expect::Answer(a) => {
+                FrameExpect::Answer(a) => {
                     if let Some(code) = &mut a.err.code {
                         let mut j = Value::String(std::mem::take(code));
                         f(&mut j);
@@ -266,6 +266,25 @@ mod tests {
         );
     }
 
+    /// What the frames steps of `v` send and expect, as JSON where it is JSON.
+    fn sent_and_expected(v: &Vector) -> String {
+        let Body::Frames(b) = &v.body else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for s in &b.steps {
+            out += &serde_json::to_string(&s.send).unwrap();
+            for e in &s.expect {
+                out += &match e {
+                    FrameExpect::Flow(items) => serde_json::to_string(items).unwrap(),
+                    FrameExpect::Answer(a) => serde_json::to_string(a).unwrap(),
+                    other => format!("{other:?}"),
+                };
+            }
+        }
+        out
+    }
+
     #[test]
     fn p1_payloads_take_the_manifest_names() {
         let yaml = r#"
@@ -280,7 +299,7 @@ steps:
 "#;
         let v: Vector = serde_saphyr::from_str(yaml).unwrap();
         let filled = fill(&v, &params()).unwrap();
-        let text = serde_json::to_string(&filled.steps).unwrap();
+        let text = sent_and_expected(&filled);
         assert!(text.contains(r#""method":"tools/fail""#), "{text}");
         assert!(text.contains(r#""result":"got tools/fail""#), "{text}");
         assert!(matches!(
@@ -303,7 +322,7 @@ steps:
 "#;
         let v: Vector = serde_saphyr::from_str(yaml).unwrap();
         let filled = fill(&v, &params()).unwrap();
-        let text = serde_json::to_string(&filled.steps).unwrap();
+        let text = sent_and_expected(&filled);
         assert!(text.contains(r#""code":"tools/fail""#), "{text}");
         assert!(matches!(
             fill(&v, &Params::new()),

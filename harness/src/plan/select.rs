@@ -91,7 +91,7 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
     let known: std::collections::BTreeSet<&str> = cat
         .vectors
         .iter()
-        .map(|v| v.vector.namespace.as_str())
+        .map(|v| v.vector.header.namespace.as_str())
         .collect();
     if let Some(n) = namespaces.iter().find(|n| !known.contains(**n)) {
         let all: Vec<&str> = known.into_iter().collect();
@@ -100,12 +100,14 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
     let plan: Vec<&LoadedVector> = cat
         .vectors
         .iter()
-        .filter(|v| globs.is_empty() || globs.is_match(&v.vector.id))
-        .filter(|v| namespaces.is_empty() || namespaces.contains(&v.vector.namespace.as_str()))
-        .filter(|v| class_ns.is_none_or(|ns| ns.contains(&v.vector.namespace.as_str())))
+        .filter(|v| globs.is_empty() || globs.is_match(&v.vector.header.id))
+        .filter(|v| {
+            namespaces.is_empty() || namespaces.contains(&v.vector.header.namespace.as_str())
+        })
+        .filter(|v| class_ns.is_none_or(|ns| ns.contains(&v.vector.header.namespace.as_str())))
         .filter(|v| {
             reqs.is_empty()
-                || v.vector.requirements.iter().any(|r| {
+                || v.vector.header.requirements.iter().any(|r| {
                     cat.requirements
                         .resolve(r)
                         .is_some_and(|ids| ids.iter().any(|i| reqs.contains(i)))

@@ -10,8 +10,8 @@ use super::rulings::{self, Effect};
 use crate::catalog::fixture::{Fixture, Published};
 use crate::catalog::receiver::{Carried, PolicyRefusal, Receiver};
 use crate::catalog::vector::{
-    AcceptSpec, Applicability, Data, Expect, Expectations, ExtSpec, FieldsSpec, FrameSpec, Method,
-    Num, Part, RejectFull, RejectSpec, Send, Step, UnknownProfile, Vector,
+    AcceptSpec, Applicability, Body, Data, ExtSpec, FieldsSpec, FrameExpect, FrameSpec, FramesBody,
+    Header, Method, Num, Part, RejectFull, RejectSpec, Send, Shape, Step, UnknownProfile, Vector,
 };
 use crate::catalog::Catalog;
 use crate::frames::limits::DEFAULT_MAX_CLOCK_SKEW_MS;
@@ -116,7 +116,7 @@ fn describe_published(m: &Metadata) -> String {
 /// A fixture the harness cannot read: every method reports a harness error with `why`.
 fn broken(r: &Raw, why: String) -> Vector {
     let mut v = skeleton(r, Vec::new());
-    v.fixture = Some(Arc::new(Fixture {
+    v.header.fixture = Some(Arc::new(Fixture {
         file: file_name(&r.path),
         published: Published {
             accept: false,
@@ -143,27 +143,24 @@ fn file_name(p: &Path) -> String {
 
 fn skeleton(r: &Raw, requirements: Vec<String>) -> Vector {
     Vector {
-        id: r.id.clone(),
-        title: r
-            .meta
-            .description
-            .clone()
-            .unwrap_or_else(|| r.id.replace('_', " ")),
-        namespace: namespace_of(&r.id),
-        requirements,
-        methods: vec![Method::Codec, Method::Session],
-        applies_when: Applicability::default(),
-        notes: None,
-        connect: None,
-        shape: None,
-        topology: None,
-        proxy: None,
-        mcp: None,
-        // One frame, judged on its own: nothing another vector sends can change its verdict
-        // (core_0016, the one fixture about a count, is not applicable).
-        exclusive: false,
-        steps: Vec::new(),
-        fixture: None,
+        header: Header {
+            id: r.id.clone(),
+            title: r
+                .meta
+                .description
+                .clone()
+                .unwrap_or_else(|| r.id.replace('_', " ")),
+            namespace: namespace_of(&r.id),
+            requirements,
+            methods: vec![Method::Codec, Method::Session],
+            applies_when: Applicability::default(),
+            notes: None,
+            // One frame, judged on its own: nothing another vector sends can change its
+            // verdict (core_0016, the one fixture about a count, is not applicable).
+            exclusive: false,
+            fixture: None,
+        },
+        body: Body::Frames(FramesBody::default()),
     }
 }
 
@@ -176,17 +173,20 @@ fn counterpart<'c>(id: &str, reference: &'c Catalog) -> Option<&'c Vector> {
     reference
         .vectors
         .iter()
-        .find(|lv| lv.vector.id == target)
+        .find(|lv| lv.vector.header.id == target)
         .map(|lv| &lv.vector)
 }
 
 /// The code requirements a catalog vector gives its first reject.
 fn code_requirements(v: &Vector) -> Vec<String> {
-    v.steps
+    let Body::Frames(b) = &v.body else {
+        return Vec::new();
+    };
+    b.steps
         .iter()
-        .flat_map(|s| s.expect.as_slice())
+        .flat_map(|s| &s.expect)
         .find_map(|e| match e {
-            Expect::Reject(RejectSpec::Full(f)) if !f.code_requirements.is_empty() => {
+            FrameExpect::Reject(RejectSpec::Full(f)) if !f.code_requirements.is_empty() => {
                 Some(f.code_requirements.clone())
             }
             _ => None,
@@ -225,8 +225,12 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         },
         evidence: None,
     };
-    let mut v = skeleton(r, peer.map(|p| p.requirements.clone()).unwrap_or_default());
-    v.notes = Some(
+    let mut v = skeleton(
+        r,
+        peer.map(|p| p.header.requirements.clone())
+            .unwrap_or_default(),
+    );
+    v.header.notes = Some(
         [r.meta.group.as_deref(), r.meta.rejection_reason.as_deref()]
             .into_iter()
             .flatten()
@@ -240,7 +244,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             "a process vector, not testable at runtime: its evidence is {evidence}"
         ));
         fx.evidence = Some(evidence.to_owned());
-        v.fixture = Some(Arc::new(fx));
+        v.header.fixture = Some(Arc::new(fx));
         return v;
     }
     let (Some(octets), Some(reading)) = (&r.octets, &r.reading) else {
@@ -261,7 +265,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
                 off_clock = true;
                 fx.receiver.now_ms = Some(c);
                 fx.receiver.stamp_offset = Some(ts.abs_diff(c));
-                v.applies_when.timestamp_freshness = Some(!fx.published.accept);
+                v.header.applies_when.timestamp_freshness = Some(!fx.published.accept);
             }
             None => fx.receiver.now_ms = Some(ts),
         }
@@ -272,7 +276,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         if fx.published.codes.contains(&ErrorCode::UnknownProfile) {
             fx.receiver.unknown_profile = Some(p);
         } else {
-            v.applies_when.profiles = vec![p];
+            v.header.applies_when.profiles = vec![p];
         }
     }
     let forms = match (decoded, fx.profile_level) {
@@ -327,7 +331,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             fx.receiver.not_runnable = Some(format!("a single frame cannot show this: {what}"));
         }
         Some(Effect::UnknownProfilePath(path)) => {
-            v.applies_when.unknown_profile = Some(path);
+            v.header.applies_when.unknown_profile = Some(path);
             if path == UnknownProfile::Close {
                 terminates = Some(true);
             }
@@ -335,7 +339,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         Some(Effect::Expect(ruled)) => {
             expect = None;
             allowed = ruled.codes.to_vec();
-            v.requirements = owned(ruled.requirements);
+            v.header.requirements = owned(ruled.requirements);
             code_reqs = owned(ruled.code_requirements);
             if ruled.validate {
                 fx.receiver.validate_profiles = profile.into_iter().collect();
@@ -355,7 +359,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             a.profile_may_refuse = true;
             expect = Some(a);
             fx.receiver.validate_profiles.clear();
-            v.requirements = owned(rulings::DECODING_REQUIREMENTS);
+            v.header.requirements = owned(rulings::DECODING_REQUIREMENTS);
             code_reqs.clear();
         }
         Some(Effect::EitherWay(requirements)) => {
@@ -371,7 +375,7 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             a.reject_allowed = true;
             a.profile_may_refuse = true;
             expect = Some(a);
-            v.requirements = owned(requirements);
+            v.header.requirements = owned(requirements);
             code_reqs.clear();
         }
         Some(Effect::Explains) | None => {}
@@ -388,16 +392,16 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             fx.receiver.carried = Some(carried);
             frame = Some(Box::new(spec));
         }
-        Some((kit, _)) => v.applies_when.p1_payload = Some(kit),
+        Some((kit, _)) => v.header.applies_when.p1_payload = Some(kit),
         None => {}
     }
     let expectation = match expect {
-        Some(a) => Expect::Accept(Box::new(a)),
+        Some(a) => FrameExpect::Accept(Box::new(a)),
         None => {
             let Some((first, also)) = allowed.split_first() else {
                 return broken(r, "a reject without a code".into());
             };
-            Expect::Reject(RejectSpec::Full(RejectFull {
+            FrameExpect::Reject(RejectSpec::Full(RejectFull {
                 code: first.as_str().to_owned(),
                 also: also.iter().map(|c| c.as_str().to_owned()).collect(),
                 terminates,
@@ -416,31 +420,25 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
         jsonrpc_line: None,
         translate: None,
     };
-    let step = |send: Option<Send>, end: bool, e: Expect, note: &str| Step {
+    let step = |send: Option<Send>, e: FrameExpect, note: &str| Step {
         note: Some(note.to_owned()),
-        send,
-        end,
-        corrupt_record: false,
-        replay_record: false,
-        side: None,
-        second_connection: false,
-        requirements: Vec::new(),
-        repeat: None,
-        at_ms: None,
-        mcp: None,
-        expect: Expectations::One(Box::new(e)),
+        ..Step::new(send, vec![e])
     };
     let what = format!("the octets of {}", r.meta.bin_file.as_deref().unwrap_or(""));
-    v.steps = if reading.at_end {
+    let steps = if reading.at_end {
         vec![
-            step(Some(send), false, Expect::Nothing, &what),
-            step(None, true, expectation, "the stream ends"),
+            step(Some(send), FrameExpect::Nothing, &what),
+            step(None, expectation, "the stream ends"),
         ]
     } else {
-        vec![step(Some(send), false, expectation, &what)]
+        vec![step(Some(send), expectation, &what)]
     };
-    v.shape = crate::catalog::vector::Shape::of(&v);
-    let mut notes: Vec<String> = v.notes.take().into_iter().collect();
+    v.body = Body::Frames(FramesBody {
+        shape: Shape::of(&steps),
+        steps,
+        ..FramesBody::default()
+    });
+    let mut notes: Vec<String> = v.header.notes.take().into_iter().collect();
     if let Some(rl) = fx.ruling {
         notes.push(format!("Ruling ({}): {}", rl.si, rl.reading));
     }
@@ -455,9 +453,9 @@ pub fn convert(r: &Raw, clock: Option<u64>, reference: &Catalog) -> Vector {
             }
         ));
     }
-    v.notes = (!notes.is_empty()).then(|| notes.join(". "));
+    v.header.notes = (!notes.is_empty()).then(|| notes.join(". "));
     fx.receiver.policy_refusal = policy_refusal(&fx);
-    v.fixture = Some(Arc::new(fx));
+    v.header.fixture = Some(Arc::new(fx));
     v
 }
 

@@ -101,7 +101,7 @@ pub fn run(
     let session: BTreeSet<&str> = plan
         .iter()
         .filter(|v| runs(v) && !by_choice(v))
-        .map(|v| v.vector.id.as_str())
+        .map(|v| v.vector.header.id.as_str())
         .collect();
     assert!(session.len() >= min, "{mode}: {session:?}");
     let executed: BTreeSet<&str> = rs

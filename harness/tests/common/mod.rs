@@ -121,7 +121,7 @@ pub fn run_with_manifest(name: &str, manifest: &str, ids: &[&str]) -> Vec<Vector
     let plan: Vec<_> = cat
         .vectors
         .iter()
-        .filter(|v| ids.iter().any(|a| v.vector.id.starts_with(a)))
+        .filter(|v| ids.iter().any(|a| v.vector.header.id.starts_with(a)))
         .collect();
     assert_eq!(plan.len(), ids.len(), "{ids:?}");
     method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap()

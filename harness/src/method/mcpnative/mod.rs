@@ -23,7 +23,7 @@ mod transport;
 
 use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpnative::McpWire;
-use crate::catalog::vector::{Expect, Method, Step, Vector};
+use crate::catalog::vector::{Body, JsonRpcBody, JsonRpcExpect, JsonRpcStep, Method, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::connect::wire::StdioWire;
 use crate::method::conv::clock::SYSTEM;
@@ -69,7 +69,7 @@ fn undefined(s: &str, vars: &BTreeMap<String, String>, out: &mut BTreeSet<String
 
 /// The manifest variables the plain `jsonrpc_line` steps of a vector need and the manifest
 /// does not give (`mcp` steps bind theirs while running).
-fn missing_vars(steps: &[Step], spec: &McpNativeSpec) -> BTreeSet<String> {
+fn missing_vars(steps: &[JsonRpcStep], spec: &McpNativeSpec) -> BTreeSet<String> {
     let mut vars = spec.params.clone();
     vars.insert("PROTOCOL_VERSION".into(), spec.protocol_version.clone());
     let mut out = BTreeSet::new();
@@ -78,7 +78,7 @@ fn missing_vars(steps: &[Step], spec: &McpNativeSpec) -> BTreeSet<String> {
             undefined(l, &vars, &mut out);
         }
         for e in s.expect.as_slice() {
-            if let Expect::Response(r) = e {
+            if let JsonRpcExpect::Response(r) = e {
                 for v in [&r.result, &Some(r.id.clone())].into_iter().flatten() {
                     undefined(&v.to_string(), &vars, &mut out);
                 }
@@ -127,16 +127,19 @@ impl TestMethod for McpNativeMethod<'_> {
     }
 
     fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
+        let not_ours = "not an mcp_native or mcp_gateway vector; this SUT is a plain MCP server";
+        let Body::JsonRpc(b) = &v.body else {
+            return Err(not_ours.into());
+        };
         let Some(method) = v
+            .header
             .methods
             .iter()
-            .find(|m| m.is_jsonrpc() && self.sut.manifest.methods.contains(m))
+            .find(|m| self.sut.manifest.methods.contains(m))
         else {
-            return Err(
-                "not an mcp_native or mcp_gateway vector; this SUT is a plain MCP server".into(),
-            );
+            return Err(not_ours.into());
         };
-        if let Some(want) = v.mcp.as_ref().and_then(|m| m.transport) {
+        if let Some(want) = b.mcp.as_ref().and_then(|m| m.transport) {
             if self.wire() != Some(want) {
                 return Err(NotApplicable::choice(format!(
                     "the vector is about the {} transport; this server is driven over {}",
@@ -146,8 +149,8 @@ impl TestMethod for McpNativeMethod<'_> {
             }
         }
         // A vector that never opens a session runs at the manifest's version.
-        if let Some(m) = &v.mcp {
-            let opens = v
+        if let Some(m) = &b.mcp {
+            let opens = b
                 .steps
                 .iter()
                 .any(|s| matches!(s.mcp, Some(crate::catalog::mcpnative::McpStep::Open(_))));
@@ -160,7 +163,7 @@ impl TestMethod for McpNativeMethod<'_> {
                 )));
             }
         }
-        let missing = missing_vars(&v.steps, &self.spec);
+        let missing = missing_vars(&b.steps, &self.spec);
         if !missing.is_empty() {
             let names: Vec<String> = missing.into_iter().collect();
             return Err(NotApplicable::untested(format!(
@@ -176,7 +179,13 @@ impl TestMethod for McpNativeMethod<'_> {
     }
 
     fn drive(&mut self, v: &Vector, method: Method, cancel: &Cancel) -> Result<Outcome, Fatal> {
-        let share = share::shares(v, &self.spec, method);
+        let Body::JsonRpc(body) = &v.body else {
+            return Ok(Outcome::stop(
+                Verdict::HarnessError,
+                "admitted a vector that is not an mcp_native or mcp_gateway one",
+            ));
+        };
+        let share = share::shares(body, &self.spec, method);
         // A server that exited since is dropped here, and the vector starts its own.
         let alive = self
             .shared
@@ -205,7 +214,7 @@ impl TestMethod for McpNativeMethod<'_> {
                 },
                 Some((s.opened, s.next_id)),
             ),
-            None => match self.start(v, method) {
+            None => match self.start(v, body, method) {
                 Ok(p) => (p, None),
                 Err(o) => return Ok(*o),
             },
@@ -228,7 +237,7 @@ impl TestMethod for McpNativeMethod<'_> {
         );
         let mut conv = Conv::new(chan, Some(&mut proc), self.spec.timing, tl, peer, grace);
         conv.buf = buf;
-        let mut runner = steps::Runner::new(v, &self.spec);
+        let mut runner = steps::Runner::new(v, body, &self.spec);
         let carried = reuse.as_ref().map(|(o, _)| o.clone());
         match reuse {
             Some((opened, next_id)) => {
@@ -317,12 +326,12 @@ struct Parts {
 impl McpNativeMethod<'_> {
     /// Starts the server for `v` and connects to it; the outcome of a vector that cannot
     /// start.
-    fn start(&self, v: &Vector, method: Method) -> Result<Parts, Box<Outcome>> {
+    fn start(&self, v: &Vector, body: &JsonRpcBody, method: Method) -> Result<Parts, Box<Outcome>> {
         // One log per started server, so a server's complaint sits beside the vector that
         // started it.
         let logs = self.work.join("sut-stderr");
         let _ = std::fs::create_dir_all(&logs);
-        let log = logs.join(format!("{}.log", v.id));
+        let log = logs.join(format!("{}.log", v.header.id));
         let _ = std::fs::remove_file(&log);
         let port_file = self.work.join("port");
         let _ = std::fs::remove_file(&port_file);
@@ -364,7 +373,7 @@ impl McpNativeMethod<'_> {
             Err((verdict, why)) => return Err(Box::new(Outcome::stop(verdict, why))),
         };
         let peer = (method == Method::McpNative).then(|| {
-            let caps = v
+            let caps = body
                 .mcp
                 .as_ref()
                 .and_then(|m| m.client_capabilities.clone())

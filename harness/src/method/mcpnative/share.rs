@@ -9,7 +9,7 @@ use super::conv::Chan;
 use super::judge::Peer;
 use super::steps::Opened;
 use crate::catalog::mcpnative::McpStep;
-use crate::catalog::vector::{Method, Step, Vector};
+use crate::catalog::vector::{JsonRpcBody, JsonRpcStep, Method};
 use crate::connect::process::Supervised;
 use crate::sut::McpNativeSpec;
 use std::path::PathBuf;
@@ -28,19 +28,19 @@ pub(super) struct Shared {
     pub log: PathBuf,
 }
 
-/// Whether `v` may run on a shared session: an `mcp_native` vector (gateways keep one
+/// Whether a vector of body `b` may run on a shared session: an `mcp_native` vector (gateways keep one
 /// process per vector), at a session-era version, without `fresh`, declaring the default
 /// client capabilities, whose first step opens a plain session with no expectation of its
 /// own and whose other steps only send requests and notifications (no raw line, HTTP
 /// exchange or closed stdin, which are about the transport or the session's start).
-pub(super) fn shares(v: &Vector, spec: &McpNativeSpec, method: Method) -> bool {
+pub(super) fn shares(b: &JsonRpcBody, spec: &McpNativeSpec, method: Method) -> bool {
     if method != Method::McpNative
         || !spec.share_session
         || super::schema::is_stateless(&spec.protocol_version)
     {
         return false;
     }
-    if let Some(m) = &v.mcp {
+    if let Some(m) = &b.mcp {
         if m.fresh
             || m.client_capabilities
                 .as_ref()
@@ -49,7 +49,7 @@ pub(super) fn shares(v: &Vector, spec: &McpNativeSpec, method: Method) -> bool {
             return false;
         }
     }
-    let Some((first, rest)) = v.steps.split_first() else {
+    let Some((first, rest)) = b.steps.split_first() else {
         return false;
     };
     let plain_open = matches!(&first.mcp, Some(McpStep::Open(o)) if o.version.is_none() && o.initialized)
@@ -71,7 +71,7 @@ pub(super) fn shares(v: &Vector, spec: &McpNativeSpec, method: Method) -> bool {
 }
 
 /// A step that is only its `mcp` action: no raw send, no connection handling, no timing.
-fn plain(s: &Step) -> bool {
+fn plain(s: &JsonRpcStep) -> bool {
     s.send.is_none()
         && !s.end
         && !s.second_connection

@@ -11,7 +11,7 @@ mod lines;
 mod matching;
 
 use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
-use crate::catalog::vector::{Method, Step, Vector};
+use crate::catalog::vector::{Body, Method, ProxyStep, Vector};
 use crate::connect::process::{self, Supervised};
 use crate::method::conv::clock::SYSTEM;
 use crate::method::conv::timeline::{Timeline, INTERRUPTED};
@@ -66,18 +66,20 @@ impl TestMethod for McpProxyMethod<'_> {
     }
 
     fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
-        if v.methods.contains(&Method::McpProxy) {
-            Ok(Method::McpProxy)
-        } else {
-            Err("not an mcp_proxy vector; this SUT is an MCP proxy".into())
+        match &v.body {
+            Body::McpProxy(_) => Ok(Method::McpProxy),
+            _ => Err("not an mcp_proxy vector; this SUT is an MCP proxy".into()),
         }
     }
 
     /// The client version the proxy is started for.
     fn materialise(&mut self, v: &Vector, _m: Method) -> Result<String, MaterialiseError> {
-        match &v.proxy {
-            Some(p) => Ok(p.client_version.as_str().to_owned()),
-            None => Err(MaterialiseError::Invalid("no `proxy` block".into())),
+        match &v.body {
+            Body::McpProxy(b) => match &b.proxy {
+                Some(p) => Ok(p.client_version.as_str().to_owned()),
+                None => Err(MaterialiseError::Invalid("no `proxy` block".into())),
+            },
+            _ => Err(MaterialiseError::Invalid("not an mcp_proxy vector".into())),
         }
     }
 
@@ -87,7 +89,13 @@ impl TestMethod for McpProxyMethod<'_> {
         client_version: String,
         cancel: &Cancel,
     ) -> Result<Outcome, Fatal> {
-        let o = self.conversation(&client_version, &v.steps, cancel);
+        let Body::McpProxy(b) = &v.body else {
+            return Ok(early(
+                Verdict::HarnessError,
+                "admitted a vector that is not an mcp_proxy one".into(),
+            ));
+        };
+        let o = self.conversation(&client_version, &b.steps, cancel);
         if cancel.is_cancelled() {
             // Waits cut short by the cancel prove nothing, not even a pass.
             return Ok(
@@ -104,7 +112,7 @@ fn early(verdict: Verdict, why: String) -> Outcome {
 }
 
 impl McpProxyMethod<'_> {
-    fn conversation(&self, client_version: &str, steps: &[Step], cancel: &Cancel) -> Outcome {
+    fn conversation(&self, client_version: &str, steps: &[ProxyStep], cancel: &Cancel) -> Outcome {
         let listener = match TcpListener::bind("127.0.0.1:0") {
             Ok(l) => l,
             Err(e) => return early(Verdict::HarnessError, format!("cannot listen: {e}")),

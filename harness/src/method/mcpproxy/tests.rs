@@ -5,7 +5,7 @@
 use super::conv::{run_steps, Conv, Peers, CLIP};
 use super::lines::LineResult;
 use super::matching::Binds;
-use crate::catalog::vector::{Side, Step};
+use crate::catalog::vector::{Family, ProxyStep, Side, StepFile};
 use crate::method::conv::clock::{Clock, VirtualClock};
 use crate::method::conv::timeline::{Timeline, INTERRUPTED};
 use crate::report::result::Verdict;
@@ -92,9 +92,11 @@ fn conv<'a>(clock: &'a VirtualClock, script: Script, cancel: Cancel) -> Conv<'a>
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 
 /// One step sending `PING` at the client side, expecting `expect`.
-fn step(expect: Value) -> Step {
-    serde_json::from_value(json!({"send": {"jsonrpc_line": PING}, "expect": expect}))
+fn step(expect: Value) -> ProxyStep {
+    serde_json::from_value::<StepFile>(json!({"send": {"jsonrpc_line": PING}, "expect": expect}))
         .expect("a valid step")
+        .typed(Family::McpProxy, 1)
+        .expect("an mcp_proxy step")
 }
 
 fn arrives_upstream(j: Value) -> Value {
@@ -171,11 +173,13 @@ fn silence_held_passes_and_an_unexpected_line_after_the_step_fails() {
     let mut c = conv(&clock, forwarder(&[r#"{"stray":true}"#]), Cancel::new());
     let o = run_steps(
         &mut c,
-        &[serde_json::from_value(json!({"send": {"jsonrpc_line": PING}, "expect": [
+        &[serde_json::from_value::<StepFile>(json!({"send": {"jsonrpc_line": PING}, "expect": [
             {"arrives": {"side": "upstream", "json": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}},
             {"silence": {"ms": 100}}
         ]}))
-        .expect("a valid step")],
+        .expect("a valid step")
+        .typed(Family::McpProxy, 1)
+        .expect("an mcp_proxy step")],
     );
     assert_eq!(o.verdict, Verdict::Fail);
     assert_eq!(

@@ -29,7 +29,7 @@ mod tests;
 pub mod work;
 
 use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
-use crate::catalog::vector::{ClientCert, Method, Vector};
+use crate::catalog::vector::{Body, ClientCert, FrameExpect, FrameStep, Method, Vector};
 use crate::connect::process::Exit;
 use crate::method::conv::clock::SYSTEM;
 use crate::method::conv::timeline::INTERRUPTED;
@@ -90,10 +90,14 @@ impl TestMethod for SessionMethod<'_> {
 
     fn admit(&self, v: &Vector) -> Result<Method, NotApplicable> {
         let spec = &self.endpoint.spec;
-        if !v.methods.contains(&Method::Session) {
-            return Err("codec method only; this run uses the session method".into());
+        let codec_only = "codec method only; this run uses the session method";
+        let Body::Frames(b) = &v.body else {
+            return Err(codec_only.into());
+        };
+        if !v.header.methods.contains(&Method::Session) {
+            return Err(codec_only.into());
         }
-        let want = v.topology.unwrap_or_default();
+        let want = b.topology.unwrap_or_default();
         if want != spec.topology {
             // What the SUT is (a relay or an endpoint) is its own, declared choice.
             return Err(NotApplicable::choice(format!(
@@ -102,8 +106,8 @@ impl TestMethod for SessionMethod<'_> {
                 spec.topology.as_str()
             )));
         }
-        let connect = v.connect.clone().unwrap_or_default();
-        if v.connect.is_some() && spec.transport != Transport::Tls {
+        let connect = b.connect.clone().unwrap_or_default();
+        if b.connect.is_some() && spec.transport != Transport::Tls {
             return Err("needs a TLS endpoint (the vector sets connection options)".into());
         }
         let tls = spec.tls.as_ref();
@@ -120,20 +124,22 @@ impl TestMethod for SessionMethod<'_> {
             );
         }
         if (connect.client_cert == Some(ClientCert::Second)
-            || v.steps.iter().any(|s| s.second_connection))
+            || b.steps.iter().any(|s| s.second_connection))
             && (!tls.is_some_and(|t| t.client_auth) || self.endpoint.second_identity().is_none())
         {
             return Err(NotApplicable::choice(
                 "needs a second client identity the endpoint authorizes differently (tls.second_identity, with client_auth); the SUT declares none",
             ));
         }
-        if spec.reject_signal.after == Some(crate::sut::AfterReject::Close) && rejects_midway(v) {
+        if spec.reject_signal.after == Some(crate::sut::AfterReject::Close)
+            && rejects_midway(&b.steps)
+        {
             return Err(NotApplicable::choice(
                 "the vector goes on after a reject; the SUT declares it ends the stream after one (reject_signal.after: close; CORE-039 allows both)",
             ));
         }
         let sends = |f: fn(&crate::catalog::vector::Send) -> bool| {
-            v.steps.iter().any(|s| s.send.as_ref().is_some_and(f))
+            b.steps.iter().any(|s| s.send.as_ref().is_some_and(f))
         };
         if sends(|x| x.slow_request.is_some()) && spec.slow_request.is_none() {
             return Err("needs a slow request in the manifest (session.slow_request)".into());
@@ -167,6 +173,12 @@ impl TestMethod for SessionMethod<'_> {
     }
 
     fn drive(&mut self, v: &Vector, c: SessionWork, cancel: &Cancel) -> Result<Outcome, Fatal> {
+        let Body::Frames(b) = &v.body else {
+            return Ok(Outcome::stop(
+                Verdict::HarnessError,
+                "admitted a vector that is not a codec or session one",
+            ));
+        };
         let restart_note = match self.endpoint.ensure_server() {
             Ok(n) => n,
             Err(e) => {
@@ -176,7 +188,7 @@ impl TestMethod for SessionMethod<'_> {
                 ))
             }
         };
-        let connect = v.connect.clone().unwrap_or_default();
+        let connect = b.connect.clone().unwrap_or_default();
         let (wire, stdio_proc) = match self.endpoint.open(&connect) {
             Ok(w) => w,
             Err(e) => {
@@ -202,11 +214,11 @@ impl TestMethod for SessionMethod<'_> {
             &SYSTEM,
             cancel.clone(),
             self.sut.manifest.limits.max_frame_bytes,
-            matches!(v.namespace.as_str(), "core" | "e1" | "s1"),
+            matches!(v.header.namespace.as_str(), "core" | "e1" | "s1"),
         );
         conv.upstream = upstream;
         conv.form = self.sut.manifest.p1_payload;
-        if v.namespace == "relay" {
+        if v.header.namespace == "relay" {
             // A relay may or may not acknowledge its publisher (SI-P19-2): set those ACKs
             // aside and hold the manifest's declaration, if any, at the end.
             let declared = self
@@ -221,7 +233,7 @@ impl TestMethod for SessionMethod<'_> {
                 self.sut.manifest.p1_payload,
             ));
         }
-        if v.steps.iter().any(|s| s.second_connection) {
+        if b.steps.iter().any(|s| s.second_connection) {
             let second = crate::catalog::vector::ConnectSpec {
                 client_cert: Some(ClientCert::Second),
                 ..crate::catalog::vector::ConnectSpec::default()
@@ -288,16 +300,12 @@ impl TestMethod for SessionMethod<'_> {
 /// crash; a failed vector or a long-running endpoint that died is one.
 /// Whether a step before the vector's last expects a reject, so later steps need the
 /// stream to go on after it.
-fn rejects_midway(v: &Vector) -> bool {
-    let n = v.steps.len();
-    v.steps.iter().take(n.saturating_sub(1)).any(|s| {
-        s.expect.as_slice().iter().any(|e| {
-            matches!(
-                e,
-                crate::catalog::vector::Expect::Reject(_)
-                    | crate::catalog::vector::Expect::Denied(_)
-            )
-        })
+fn rejects_midway(steps: &[FrameStep]) -> bool {
+    let n = steps.len();
+    steps.iter().take(n.saturating_sub(1)).any(|s| {
+        s.expect
+            .iter()
+            .any(|e| matches!(e, FrameExpect::Reject(_) | FrameExpect::Denied(_)))
     })
 }
 

@@ -216,7 +216,9 @@ fn bearing(r: &VectorResult) -> Bearing {
 pub fn verdicts(cat: &Catalog, all: &[VectorResult], interrupted: bool) -> Vec<ClassVerdict> {
     let mut in_catalog: BTreeMap<&str, usize> = BTreeMap::new();
     for lv in &cat.vectors {
-        *in_catalog.entry(lv.vector.namespace.as_str()).or_default() += 1;
+        *in_catalog
+            .entry(lv.vector.header.namespace.as_str())
+            .or_default() += 1;
     }
     let by_id: BTreeMap<&str, &VectorResult> =
         all.iter().map(|r| (r.vector_id.as_str(), r)).collect();

@@ -189,9 +189,10 @@ pub fn section(cat: &Catalog, all: &[VectorResult]) -> Option<Section> {
         .iter()
         .filter_map(|lv| {
             lv.vector
+                .header
                 .fixture
                 .as_deref()
-                .map(|f| (lv.vector.id.as_str(), f))
+                .map(|f| (lv.vector.header.id.as_str(), f))
         })
         .collect();
     if fixtures.is_empty() {

@@ -4,7 +4,7 @@
 use super::common::*;
 use super::runner::Runner;
 use crate::catalog::mcpnative::{HttpSpec, McpExpect, SessionHeader};
-use crate::catalog::vector::{Expect, Num, Step};
+use crate::catalog::vector::{JsonRpcExpect, JsonRpcStep, Num};
 use crate::method::mcpnative::args;
 use crate::method::mcpnative::conv::{short, Arrived, Conv, Pumped};
 use crate::method::mcpnative::http::{Exchange, Verb};
@@ -622,7 +622,7 @@ impl<'v> Runner<'v> {
     pub(super) fn line_step(
         &mut self,
         conv: &mut Conv<'_>,
-        s: &Step,
+        s: &JsonRpcStep,
     ) -> Result<(String, String), Stop> {
         let Some(line) = s.send.as_ref().and_then(|x| x.jsonrpc_line.as_ref()) else {
             return Err(Stop::harness("the step has no jsonrpc_line"));
@@ -635,11 +635,11 @@ impl<'v> Runner<'v> {
         let (mut last_e, mut last_o) = (String::new(), String::new());
         for e in s.expect.as_slice() {
             match e {
-                Expect::Response(r) => {
+                JsonRpcExpect::Response(r) => {
                     last_o = expect_response(conv, r, &tv)?;
                     last_e = describe_response(r, &tv);
                 }
-                Expect::NoResponse(nr) => {
+                JsonRpcExpect::NoResponse(nr) => {
                     let ms = match &nr.ms {
                         Num::Lit(m) => *m,
                         Num::Expr(x) => {
@@ -650,8 +650,8 @@ impl<'v> Runner<'v> {
                     last_o = expect_no_response(conv, nr.id.as_ref(), ms)?;
                     last_e = format!("no response within {ms} ms");
                 }
-                Expect::Nothing => {}
-                other => {
+                JsonRpcExpect::Nothing => {}
+                other @ JsonRpcExpect::Mcp(_) => {
                     return Err(Stop::harness(format!(
                         "{other:?} is not an mcp_native expectation"
                     )))

@@ -2,7 +2,7 @@
 //! step produced (`Done`), and the helpers that judge plain `jsonrpc_line` steps.
 
 use crate::catalog::mcpnative::{McpExpect, McpStep, Pick};
-use crate::catalog::vector::{Expect, ResponseSpec, Step};
+use crate::catalog::vector::{JsonRpcExpect, JsonRpcStep, ResponseSpec};
 use crate::method::mcpnative::conv::{short, Arrived, Conv, Pumped};
 use crate::method::mcpnative::judge::{self, Inbound};
 use crate::method::mcpnative::record::StepRecord;
@@ -36,7 +36,7 @@ pub(super) const RESOURCE_READ: &str = "MCPN-013";
 /// Whether a step only gets the vector going: an `open` or a `pick` without expectations
 /// of its own that the vector's own steps follow. The last step is always the vector's
 /// own (a vector of one `open` is about opening).
-pub(super) fn is_setup(s: &Step, last: bool) -> bool {
+pub(super) fn is_setup(s: &JsonRpcStep, last: bool) -> bool {
     !last
         && s.expect.as_slice().is_empty()
         && matches!(s.mcp, Some(McpStep::Open(_)) | Some(McpStep::Pick(_)))
@@ -44,7 +44,7 @@ pub(super) fn is_setup(s: &Step, last: bool) -> bool {
 
 /// What a set-up step checks of the server, and so the rules its failure breaks: the
 /// session opens; the list it picks from is answered.
-pub(super) fn setup_rules(s: &Step) -> Vec<String> {
+pub(super) fn setup_rules(s: &JsonRpcStep) -> Vec<String> {
     let rules: &[&str] = match &s.mcp {
         Some(McpStep::Open(_)) => &[INITIALIZE],
         Some(McpStep::Pick(Pick::Tool | Pick::ToolWithArguments)) => &["MCPN-004"],
@@ -58,9 +58,9 @@ pub(super) fn setup_rules(s: &Step) -> Vec<String> {
 }
 
 /// The `mcp` expectations of a step.
-pub(super) fn mcp_expects(s: &Step) -> impl Iterator<Item = &McpExpect> {
+pub(super) fn mcp_expects(s: &JsonRpcStep) -> impl Iterator<Item = &McpExpect> {
     s.expect.as_slice().iter().filter_map(|e| match e {
-        Expect::Mcp(x) => Some(x.as_ref()),
+        JsonRpcExpect::Mcp(x) => Some(x.as_ref()),
         _ => None,
     })
 }
@@ -127,7 +127,7 @@ pub(super) fn take_charged(conv: &mut Conv<'_>, records: &mut [StepRecord]) {
 }
 
 /// What a step does, in words.
-pub(super) fn describe_step_of(s: &Step) -> String {
+pub(super) fn describe_step_of(s: &JsonRpcStep) -> String {
     s.mcp
         .as_ref()
         .map_or_else(|| "a JSON-RPC line".to_owned(), describe_step)

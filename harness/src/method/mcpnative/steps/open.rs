@@ -241,7 +241,7 @@ impl<'v> Runner<'v> {
                 response: a.clone(),
                 version: negotiated.clone(),
                 caps: caps.unwrap_or_else(|| json!({})),
-                by: self.vector.id.clone(),
+                by: self.vector.header.id.clone(),
             });
         }
         if o.initialized {

@@ -3,7 +3,7 @@
 
 use super::common::*;
 use crate::catalog::mcpnative::{McpStep, SessionHeader};
-use crate::catalog::vector::{Step, Vector};
+use crate::catalog::vector::{JsonRpcBody, JsonRpcStep, Vector};
 use crate::method::mcpnative::attribution::Focus;
 use crate::method::mcpnative::conv::{Arrived, Conv};
 use crate::method::mcpnative::record::{End, Ran, StepRecord};
@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 /// Runs one vector's steps.
 pub(crate) struct Runner<'v> {
     pub(crate) vector: &'v Vector,
+    /// The vector's own body: its steps and what the server must declare.
+    pub(crate) body: &'v JsonRpcBody,
     pub(crate) spec: &'v McpNativeSpec,
     /// `${NAME}` values: the manifest's params, `PROTOCOL_VERSION`, and what steps bound.
     pub(crate) vars: BTreeMap<String, Value>,
@@ -49,7 +51,11 @@ pub(in crate::method::mcpnative) struct Opened {
 }
 
 impl<'v> Runner<'v> {
-    pub(crate) fn new(vector: &'v Vector, spec: &'v McpNativeSpec) -> Runner<'v> {
+    pub(crate) fn new(
+        vector: &'v Vector,
+        body: &'v JsonRpcBody,
+        spec: &'v McpNativeSpec,
+    ) -> Runner<'v> {
         let mut vars: BTreeMap<String, Value> = spec
             .params
             .iter()
@@ -61,6 +67,7 @@ impl<'v> Runner<'v> {
         );
         Runner {
             vector,
+            body,
             spec,
             vars,
             next_id: 1,
@@ -76,14 +83,14 @@ impl<'v> Runner<'v> {
     /// The requirements step `n` tests: a set-up step, what it checks of the server; any
     /// other, its own requirements (or the vector's) and the rules its expectations name.
     pub(super) fn step_requirements(&self, n: usize, setup: bool) -> Vec<String> {
-        let Some(s) = self.vector.steps.get(n) else {
-            return self.vector.requirements.clone();
+        let Some(s) = self.body.steps.get(n) else {
+            return self.vector.header.requirements.clone();
         };
         if setup {
             return setup_rules(s);
         }
         let mut out = if s.requirements.is_empty() {
-            self.vector.requirements.clone()
+            self.vector.header.requirements.clone()
         } else {
             s.requirements.clone()
         };
@@ -100,8 +107,8 @@ impl<'v> Runner<'v> {
     /// The rules the vector tests anywhere: its own, its steps' and its expectations'.
     pub(super) fn vector_rules(&self) -> std::collections::BTreeSet<String> {
         let mut out: std::collections::BTreeSet<String> =
-            self.vector.requirements.iter().cloned().collect();
-        for s in &self.vector.steps {
+            self.vector.header.requirements.iter().cloned().collect();
+        for s in &self.body.steps {
             out.extend(s.requirements.iter().cloned());
             for e in mcp_expects(s) {
                 out.extend(e.rule.iter().cloned());
@@ -135,7 +142,7 @@ impl<'v> Runner<'v> {
     pub(super) fn precondition(
         &self,
         conv: &Conv<'_>,
-        s: &Step,
+        s: &JsonRpcStep,
         records: &[StepRecord],
     ) -> Option<String> {
         let failed = records
@@ -217,7 +224,7 @@ impl<'v> Runner<'v> {
     /// closed transport, the vector's time, a set-up step that could not do its part, a
     /// not-applicable or a harness error ends it, and the steps left are listed with why.
     pub(crate) fn run(&mut self, conv: &mut Conv<'_>) -> Ran {
-        let steps = &self.vector.steps;
+        let steps = &self.body.steps;
         let last = steps.len().saturating_sub(1);
         conv.setup = steps
             .iter()

@@ -4,7 +4,7 @@
 use super::common::*;
 use super::runner::Runner;
 use crate::catalog::mcpnative::{McpExpect, McpStep, RequestSpec};
-use crate::catalog::vector::{Expect, Step};
+use crate::catalog::vector::{JsonRpcExpect, JsonRpcStep};
 use crate::method::mcpnative::conv::{short, Arrived, Chan, Conv};
 use crate::method::mcpnative::judge::declared;
 use crate::method::mcpnative::stop::Stop;
@@ -23,7 +23,7 @@ impl<'v> Runner<'v> {
     }
 
     pub(super) fn client_caps(&self) -> Value {
-        self.vector
+        self.body
             .mcp
             .as_ref()
             .and_then(|m| m.client_capabilities.clone())
@@ -110,14 +110,14 @@ impl<'v> Runner<'v> {
         &mut self,
         conv: &mut Conv<'_>,
         m: &McpStep,
-        s: &Step,
+        s: &JsonRpcStep,
     ) -> Result<(String, String), Stop> {
         let exps: Vec<&McpExpect> = s
             .expect
             .as_slice()
             .iter()
             .filter_map(|e| match e {
-                Expect::Mcp(x) => Some(x.as_ref()),
+                JsonRpcExpect::Mcp(x) => Some(x.as_ref()),
                 _ => None,
             })
             .collect();
@@ -216,7 +216,7 @@ impl<'v> Runner<'v> {
     /// After the first open: the vector applies only at its versions and with the
     /// capabilities it needs declared.
     pub(super) fn gate(&mut self, conv: &mut Conv<'_>, observed: String) -> Result<Done, Stop> {
-        let (Some(spec), Some(peer)) = (&self.vector.mcp, &conv.peer) else {
+        let (Some(spec), Some(peer)) = (&self.body.mcp, &conv.peer) else {
             return Ok(Done {
                 observed,
                 ..Done::default()

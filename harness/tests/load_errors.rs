@@ -132,3 +132,49 @@ fn a_capture_used_before_it_is_bound_is_named() {
         "{p:?}"
     );
 }
+
+#[test]
+fn a_block_or_expectation_of_another_family_is_named_where_it_is() {
+    let d = scratch("family");
+    // Line 6 is `proxy:`, a block of the mcp_proxy method in a codec vector.
+    let v = vector(
+        "core_0001_x",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    )
+    .replace(
+        "steps:\n",
+        "proxy: {client_version: \"2025-11-25\"}\nsteps:\n",
+    );
+    std::fs::write(d.join("core/core_0001_x.yaml"), v).unwrap();
+    // Line 8 expects a JSON-RPC response, which only mcp_native and mcp_gateway read.
+    let v = vector(
+        "core_0002_y",
+        "  - send: {frame: {}}\n    expect: {response: {id: 1}}\n",
+    );
+    std::fs::write(d.join("core/core_0002_y.yaml"), v).unwrap();
+    // Methods of two families.
+    let v = vector(
+        "core_0003_z",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    )
+    .replace("[codec]", "[codec, translate]");
+    std::fs::write(d.join("core/core_0003_z.yaml"), v).unwrap();
+    let p = problems(&d).join("\n");
+    assert!(
+        p.contains("core_0001_x.yaml:6:")
+            && p.contains(
+                "`proxy` is for mcp_proxy vectors; this vector's methods are codec and session"
+            ),
+        "{p}"
+    );
+    assert!(
+        p.contains("core_0002_y.yaml:8:")
+            && p.contains("step 1: `response` is for mcp_native and mcp_gateway vectors"),
+        "{p}"
+    );
+    assert!(
+        p.contains("core_0003_z.yaml:5:")
+            && p.contains("methods codec and translate cannot be combined"),
+        "{p}"
+    );
+}

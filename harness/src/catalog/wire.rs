@@ -328,3 +328,56 @@ impl TryFrom<VectorFile> for Vector {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::body::{FrameExpect, TranslateExpect};
+
+    fn read(yaml: &str) -> Result<Vector, BodyError> {
+        let file: VectorFile = serde_saphyr::from_str(yaml).expect("a vector file");
+        Vector::try_from(file)
+    }
+
+    const HEAD: &str = "id: x_0001_y\ntitle: t\nnamespace: x\nrequirements: [R]\n";
+
+    #[test]
+    fn each_family_gets_its_own_body() {
+        let v = read(&format!(
+            "{HEAD}methods: [codec, session]\nshape: reject-only\nsteps:\n  - send: {{frame: {{}}}}\n    expect: {{reject: ERR_X}}\n"
+        ))
+        .expect("a frames vector");
+        let Body::Frames(b) = &v.body else {
+            panic!("{:?}", v.body)
+        };
+        assert!(matches!(b.steps[0].expect[..], [FrameExpect::Reject(_)]));
+        let v = read(&format!(
+            "{HEAD}methods: [translate]\nsteps:\n  - send: {{translate: {{from: \"2025-11-25\", to: \"2025-06-18\", direction: client_to_server, message: {{}}}}}}\n    expect: {{one_of: [{{translated: {{messages: []}}}}, {{translation_error: {{kind: unrepresentable}}}}]}}\n"
+        ))
+        .expect("a translate vector");
+        let Body::Translate(b) = &v.body else {
+            panic!("{:?}", v.body)
+        };
+        assert!(matches!(&b.steps[0].expect[..], [TranslateExpect::OneOf(a)] if a.len() == 2));
+    }
+
+    #[test]
+    fn another_familys_part_is_refused_by_name() {
+        let e = read(&format!(
+            "{HEAD}methods: [mcp_native]\nconnect: {{plaintext: true}}\nsteps: []\n"
+        ));
+        assert_eq!(
+            e.as_ref().map_err(BodyError::needle).err(),
+            Some("connect:".into())
+        );
+        let e = read(&format!(
+            "{HEAD}methods: [session]\nsteps:\n  - send: {{frame: {{}}}}\n    expect: [close, {{arrives: {{side: client, json: {{}}}}}}]\n"
+        ));
+        assert_eq!(
+            e.err().map(|e| e.to_string()),
+            Some("step 1: `arrives` is for mcp_proxy vectors; this vector's methods are codec and session".into())
+        );
+        let e = read(&format!("{HEAD}methods: []\nsteps: []\n"));
+        assert_eq!(e.err(), Some(BodyError::NoMethods));
+    }
+}

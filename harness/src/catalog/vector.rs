@@ -70,6 +70,13 @@ impl Method {
     }
 }
 
+/// As vectors name it (messages about which method a block belongs to).
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One test vector: one file under `vectors/<namespace>/`, read through its file shape
 /// ([`VectorFile`]): what every method reads, and the body of its methods' family.
 #[derive(Debug, Clone, Deserialize)]

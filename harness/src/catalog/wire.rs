@@ -158,12 +158,6 @@ impl BodyError {
     }
 }
 
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The key an expectation is written with, and the family it belongs to (the first that
 /// takes it, for one several share).
 fn owner(e: &Expect) -> (&'static str, Family) {

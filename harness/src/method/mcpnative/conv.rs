@@ -60,6 +60,23 @@ impl Arrived {
             _ => None,
         }
     }
+
+    /// A response as a reader of a failure needs it: its id, what it says (an error's code,
+    /// or a result) and the HTTP status that carried it.
+    pub fn summary(&self) -> String {
+        let id = self
+            .response_id()
+            .map_or("(no id)".to_owned(), Value::to_string);
+        let what = match self.msg.pointer("/error/code") {
+            Some(c) => format!("error {c}"),
+            None if self.msg.get("result").is_some() => "a result".to_owned(),
+            None => "neither result nor error".to_owned(),
+        };
+        match self.status {
+            Some(st) => format!("{id} ({what}, HTTP {st})"),
+            None => format!("{id} ({what})"),
+        }
+    }
 }
 
 /// What one HTTP exchange has shown so far.
@@ -528,10 +545,13 @@ impl Conv<'_> {
             match self.pump(deadline)? {
                 Pumped::Got => {}
                 Pumped::Timeout => {
+                    // Each other response as a reader needs it: its id, and what it says
+                    // (an error's code, or a result) and the HTTP status that carried it.
                     let others: Vec<String> = self
                         .inbox
                         .iter()
-                        .filter_map(|a| a.response_id().map(Value::to_string))
+                        .filter(|a| a.response_id().is_some())
+                        .map(Arrived::summary)
                         .collect();
                     let mut obs = if others.is_empty() {
                         "no response".to_owned()

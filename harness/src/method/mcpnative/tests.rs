@@ -187,3 +187,35 @@ fn a_cancelled_run_stops_waiting_at_once() {
     assert_eq!(clock.now(), t0);
     assert!(!c.out_of_time);
 }
+
+/// A response a step did not wait for is shown with its code and HTTP status, not only its
+/// id: "only responses to other ids: null" told a reader nothing.
+#[test]
+fn another_response_is_summarised_with_its_code_and_status() {
+    use super::conv::Arrived;
+    use super::judge::Inbound;
+    use serde_json::json;
+    let msg =
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
+    let a = Arrived {
+        msg: msg.clone(),
+        inbound: Inbound::Response {
+            id: serde_json::Value::Null,
+            method: None,
+            msg,
+        },
+        status: Some(400),
+    };
+    assert_eq!(a.summary(), "null (error -32700, HTTP 400)");
+    let ok = json!({"jsonrpc": "2.0", "id": 3, "result": {}});
+    let b = Arrived {
+        msg: ok.clone(),
+        inbound: Inbound::Response {
+            id: json!(3),
+            method: None,
+            msg: ok,
+        },
+        status: None,
+    };
+    assert_eq!(b.summary(), "3 (a result)");
+}

@@ -282,7 +282,7 @@ pub(crate) fn expect_response(
             if a.response_id() == Some(&r.id) {
                 break a;
             }
-            others.push(a.response_id().map_or("(none)".into(), Value::to_string));
+            others.push(a.summary());
             conv.log(Dir::Note, "a response to another id (skipped)");
             continue;
         }

@@ -152,6 +152,14 @@ fn assert_all_pass(rs: &[VectorResult]) -> Vec<String> {
         .collect()
 }
 
+/// Whether the vector started the server (its transcript opens with the start), rather
+/// than running on a session an earlier vector left.
+fn started_a_server(r: &VectorResult) -> bool {
+    r.transcript
+        .iter()
+        .any(|e| e.data.starts_with("started mcp-native"))
+}
+
 /// Whether the official MCP schemas the judge reads are here. Without them (a clone with
 /// no `../shared` beside it and no `MCP_SCHEMA_DIR`) the test says why it is skipped,
 /// unless `SWP_REQUIRE_MCP_SCHEMAS=1` (CI) makes their absence a failure.
@@ -244,7 +252,16 @@ fn shared_sessions_give_the_verdicts_of_one_server_per_vector() {
     }
     let cat = catalog();
     for mode in ["good", "lax"] {
-        let (sut, work) = mock_sut(mode);
+        // Work directories of its own: another test runs the good mock at the same time,
+        // and two runs in one directory overwrite each other's server logs.
+        let (sut, work) = mock_sut_with(
+            &format!("{mode}-shared"),
+            mode,
+            &[],
+            "stdio",
+            "2025-06-18",
+            3000,
+        );
         let shared = run(&cat, &sut, &work);
         let (_, work) = mock_sut_with(
             &format!("{mode}-alone"),
@@ -266,15 +283,7 @@ fn shared_sessions_give_the_verdicts_of_one_server_per_vector() {
             explain(&shared)
         );
         assert_eq!(incidentals(&shared), incidentals(&alone), "{mode}");
-        let starts = |rs: &[VectorResult]| {
-            rs.iter()
-                .filter(|r| {
-                    r.transcript
-                        .iter()
-                        .any(|e| e.data.starts_with("started mcp-native"))
-                })
-                .count()
-        };
+        let starts = |rs: &[VectorResult]| rs.iter().filter(|r| started_a_server(r)).count();
         assert!(
             starts(&shared) * 2 < starts(&alone),
             "{mode}: {} servers started shared, {} alone",
@@ -566,11 +575,6 @@ fn a_stdout_banner_is_one_defect_of_the_run_not_a_failure_per_vector() {
     // Exactly the vectors that started the server saw the banner and say so (those out of
     // the run's version scope too: they learn the version from the server); a vector on a
     // session an earlier one opened never read the banner.
-    let started = |r: &VectorResult| {
-        r.transcript
-            .iter()
-            .any(|e| e.data.starts_with("started mcp-native"))
-    };
     let saw: Vec<&str> = banner
         .iter()
         .filter(|r| !r.incidental.is_empty())
@@ -578,7 +582,7 @@ fn a_stdout_banner_is_one_defect_of_the_run_not_a_failure_per_vector() {
         .collect();
     let starters: Vec<&str> = banner
         .iter()
-        .filter(|r| started(r))
+        .filter(|r| started_a_server(r))
         .map(|r| r.vector_id.as_str())
         .collect();
     assert_eq!(saw, starters, "{}", seen_by(&banner));

@@ -16,7 +16,14 @@
 //!   without `content`), `twice` (every response sent twice), `sampling` (a sampling request
 //!   to a client that did not declare it), `methodcode` (an unknown method gets -32602
 //!   "Invalid request parameters" instead of -32601, as servers on the Python SDK 1.x do:
-//!   its request validation answers so).
+//!   its request validation answers so), `content` (an image whose `data` is not base64),
+//!   `loglevel` (log messages whatever level the client set), `roundtrip` (the sampling
+//!   and elicitation tools answer with an error after the client's answer), `elicitschema`
+//!   (a nested object in the elicitation form), `template` (a URI expanded from the
+//!   template is not found), `repeat` (a tool call identical to the one before it is
+//!   answered with that call's id, as a server caching answers by request body would),
+//!   `toolschema` (a listed tool whose inputSchema is no valid JSON Schema; it keeps the
+//!   `--max-version` it is given, since the rule starts at 2025-11-25).
 //! - `banner`: `good`, after one line that is not JSON on stdout at start-up (a banner, as
 //!   servers that log to stdout print).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
@@ -47,6 +54,13 @@ struct Defects {
     twice: bool,
     sampling: bool,
     methodcode: bool,
+    content: bool,
+    loglevel: bool,
+    roundtrip: bool,
+    elicitschema: bool,
+    template: bool,
+    repeat: bool,
+    toolschema: bool,
 }
 
 #[derive(Clone)]
@@ -72,10 +86,56 @@ struct Server {
     ping_ok: Option<bool>,
     roots_ok: Option<bool>,
     subscribed: BTreeSet<String>,
+    /// The least severe level the client asked for (an index into `LEVELS`).
+    log_floor: Option<usize>,
+    /// A tool call waiting for the client's answer to our sampling or elicitation request.
+    pending_call: Option<Value>,
+    /// The params and id of the last tool call (for the `repeat` defect).
+    last_call: Option<(Value, Value)>,
 }
 
-fn tools() -> Vec<Value> {
-    vec![
+const LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// A tool that returns one block of every content type the version has (valid base64, MIME
+/// types), unless the `content` defect breaks the image.
+fn picture(version: &str, broken: bool) -> Value {
+    let data = if broken {
+        "not base64!"
+    } else {
+        "iVBORw0KGgo="
+    };
+    let mut c = vec![
+        json!({"type": "text", "text": "a picture"}),
+        json!({"type": "image", "data": data, "mimeType": "image/png"}),
+        json!({"type": "resource", "resource": {"uri": "mock://blob", "mimeType": "application/octet-stream", "blob": "AAEC"}}),
+    ];
+    if version >= "2025-03-26" {
+        c.push(json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}));
+    }
+    if version >= "2025-06-18" {
+        c.push(json!({"type": "resource_link", "uri": "mock://doc", "name": "doc", "mimeType": "text/plain"}));
+    }
+    json!({"content": c})
+}
+
+fn tools(d: &Defects) -> Vec<Value> {
+    let mut ts = Vec::new();
+    if d.toolschema {
+        ts.push(
+            json!({"name": "typo", "description": "Its inputSchema misspells a type.",
+                       "inputSchema": {"type": "object", "properties": {"n": {"type": "strang"}}}}),
+        );
+    }
+    ts.extend([
         json!({"name": "echo", "description": "Echoes its message.",
                "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
                "outputSchema": {"type": "object", "properties": {"echo": {"type": "string"}}, "required": ["echo"]},
@@ -86,7 +146,15 @@ fn tools() -> Vec<Value> {
         json!({"name": "erase", "description": "Must never be called by a test harness.",
                "inputSchema": {"type": "object", "properties": {"what": {"type": "string"}}, "required": ["what"]},
                "annotations": {"readOnlyHint": false, "destructiveHint": true}}),
-    ]
+        json!({"name": "picture", "description": "Returns a block of every content type.",
+               "inputSchema": {"type": "object", "properties": {}},
+               "annotations": {"readOnlyHint": true, "openWorldHint": false}}),
+        json!({"name": "ask-llm", "description": "Asks the client's model for a greeting.",
+               "inputSchema": {"type": "object", "properties": {"topic": {"type": "string"}}}}),
+        json!({"name": "ask-user", "description": "Asks the user who they are.",
+               "inputSchema": {"type": "object", "properties": {}}}),
+    ]);
+    ts
 }
 
 impl Server {
@@ -100,6 +168,9 @@ impl Server {
             ping_ok: None,
             roots_ok: None,
             subscribed: BTreeSet::new(),
+            log_floor: None,
+            pending_call: None,
+            last_call: None,
         }
     }
 
@@ -279,7 +350,7 @@ impl Server {
                 if self.cfg.crash {
                     std::process::exit(3);
                 }
-                let mut ts = tools();
+                let mut ts = tools(&self.cfg.defects);
                 if self.cfg.defects.toolname {
                     for t in &mut ts {
                         if let Some(o) = t.as_object_mut() {
@@ -292,10 +363,11 @@ impl Server {
                     Value::String(c) if c == "page-2" => 2,
                     _ => return vec![Self::err(&id, -32602, "Invalid cursor")],
                 };
+                let first = if self.cfg.defects.toolschema { 3 } else { 2 };
                 let r = if page == 1 {
-                    json!({"tools": ts[..2], "nextCursor": "page-2"})
+                    json!({"tools": ts[..first], "nextCursor": "page-2"})
                 } else {
-                    json!({"tools": ts[2..]})
+                    json!({"tools": ts[first..]})
                 };
                 let answer = self.ok(&id, r, true);
                 let mut out = Vec::new();
@@ -345,7 +417,7 @@ impl Server {
                     "mock://blob" => {
                         json!([{"uri": uri, "mimeType": "application/octet-stream", "blob": "AAEC"}])
                     }
-                    u if u.starts_with("mock://items/") => {
+                    u if u.starts_with("mock://items/") && !self.cfg.defects.template => {
                         json!([{"uri": uri, "mimeType": mime, "text": "item"}])
                     }
                     _ => {
@@ -408,7 +480,9 @@ impl Server {
                     "alert",
                     "emergency",
                 ];
-                if levels.contains(&p("/level").as_str().unwrap_or_default()) {
+                let level = p("/level");
+                if let Some(n) = levels.iter().position(|l| Some(*l) == level.as_str()) {
+                    self.log_floor = Some(n);
                     vec![self.ok(&id, json!({}), false)]
                 } else {
                     vec![Self::err(&id, -32602, "Invalid level")]
@@ -426,6 +500,17 @@ impl Server {
     }
 
     fn call_tool(&mut self, id: &Value, params: &Value) -> Vec<Value> {
+        let previous = self.last_call.replace((params.clone(), id.clone()));
+        if self.cfg.defects.repeat {
+            if let Some((p, old)) = previous.filter(|(p, _)| p == params) {
+                self.last_call = Some((p, old.clone()));
+                return self.call_tool_inner(&old, params);
+            }
+        }
+        self.call_tool_inner(id, params)
+    }
+
+    fn call_tool_inner(&mut self, id: &Value, params: &Value) -> Vec<Value> {
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -442,9 +527,12 @@ impl Server {
                                             "params": {"progressToken": token, "progress": i, "total": 2}}));
                         }
                     }
-                    if !self.stateless() {
+                    // Logged at info, unless the client asked for less.
+                    let info = 1;
+                    let wanted = self.log_floor.is_none_or(|f| info >= f);
+                    if !self.stateless() && (wanted || self.cfg.defects.loglevel) {
                         out.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
-                                        "params": {"level": "info", "data": "echo called"}}));
+                                        "params": {"level": LEVELS[info], "data": "echo called"}}));
                     }
                     out.push(self.ok(
                         id,
@@ -466,6 +554,11 @@ impl Server {
                 out.push(self.ok(id, json!({"content": [{"type": "text", "text": "3"}]}), false));
                 out
             }
+            "picture" => {
+                let v = self.version.clone().unwrap_or_default();
+                vec![self.ok(id, picture(&v, self.cfg.defects.content), false)]
+            }
+            "ask-llm" | "ask-user" => self.ask_client(id, name),
             "erase" => vec![self.ok(
                 id,
                 json!({"content": [{"type": "text", "text": "a harness called a destructive tool"}], "isError": true}),
@@ -475,8 +568,76 @@ impl Server {
         }
     }
 
+    /// A tool that needs the client: a sampling or elicitation request now, the tool's
+    /// answer when the client answered (`client_answer`).
+    fn ask_client(&mut self, id: &Value, name: &str) -> Vec<Value> {
+        let (cap, request) = if name == "ask-llm" {
+            (
+                "sampling",
+                json!({"jsonrpc": "2.0", "id": "srv-sample", "method": "sampling/createMessage",
+                       "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}],
+                                  "maxTokens": 16}}),
+            )
+        } else {
+            let mut props = json!({
+                "name": {"type": "string", "title": "Name", "default": "Ada"},
+                "age": {"type": "integer", "minimum": 1},
+                "colour": {"type": "string", "enum": ["red", "green"]}
+            });
+            if self.version.as_deref() == Some("2025-11-25") {
+                props["size"] = json!({"type": "string", "oneOf": [
+                    {"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]});
+            }
+            if self.cfg.defects.elicitschema {
+                props["address"] =
+                    json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            }
+            (
+                "elicitation",
+                json!({"jsonrpc": "2.0", "id": "srv-elicit", "method": "elicitation/create",
+                       "params": {"message": "Who are you?",
+                                  "requestedSchema": {"type": "object", "properties": props, "required": ["name", "age"]}}}),
+            )
+        };
+        if self.client_caps.get(cap).is_none() {
+            return vec![self.ok(
+                id,
+                json!({"content": [{"type": "text", "text": format!("the client cannot do {cap}")}], "isError": true}),
+                false,
+            )];
+        }
+        self.pending_call = Some(id.clone());
+        vec![request]
+    }
+
     /// The client answered one of our requests.
     fn client_answer(&mut self, v: &Value) -> Vec<Value> {
+        if let Some(which @ ("srv-sample" | "srv-elicit")) = v.get("id").and_then(Value::as_str) {
+            let Some(call) = self.pending_call.take() else {
+                return vec![];
+            };
+            if self.cfg.defects.roundtrip {
+                return vec![Self::err(&call, -32603, "the client's answer was lost")];
+            }
+            let text = if which == "srv-sample" {
+                v.pointer("/result/content/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no text)")
+                    .to_owned()
+            } else {
+                let action = v.pointer("/result/action").and_then(Value::as_str);
+                format!(
+                    "{} {}",
+                    action.unwrap_or("?"),
+                    v.pointer("/result/content").cloned().unwrap_or_default()
+                )
+            };
+            return vec![self.ok(
+                &call,
+                json!({"content": [{"type": "text", "text": text}]}),
+                false,
+            )];
+        }
         match v.get("id").and_then(Value::as_str) {
             Some("srv-ping") => self.ping_ok = Some(v.get("result") == Some(&json!({}))),
             Some("srv-roots") => {
@@ -509,6 +670,13 @@ fn config(mode: &str, max_version: String) -> Config {
         Some("twice") => d.twice = true,
         Some("sampling") => d.sampling = true,
         Some("methodcode") => d.methodcode = true,
+        Some("content") => d.content = true,
+        Some("loglevel") => d.loglevel = true,
+        Some("roundtrip") => d.roundtrip = true,
+        Some("elicitschema") => d.elicitschema = true,
+        Some("template") => d.template = true,
+        Some("repeat") => d.repeat = true,
+        Some("toolschema") => d.toolschema = true,
         Some(other) => {
             eprintln!("mockmcp: unknown defect {other}");
             std::process::exit(2);
@@ -521,7 +689,7 @@ fn config(mode: &str, max_version: String) -> Config {
         garbage: mode == "garbage",
         crash: mode == "crash",
         http: mode == "http",
-        max_version: if broken.is_some() {
+        max_version: if broken.is_some() && broken != Some("toolschema") {
             "2025-06-18".into()
         } else {
             max_version

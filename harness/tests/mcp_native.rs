@@ -107,6 +107,13 @@ fn mock_sut_with(
     if transport == "http" {
         args.extend(["\"--port-file\"".into(), "\"${PORT_FILE}\"".into()]);
     }
+    // The mock asks the client only on stdio: over HTTP its tool answer would need the
+    // server's own stream.
+    let asks = if transport == "stdio" {
+        "    - {name: ask-llm, arguments: {topic: greetings}, does: [sampling]}\n    - {name: ask-user, does: [elicitation]}\n"
+    } else {
+        ""
+    };
     let text = format!(
         r#"name: mockmcp-{tag}
 version: "0"
@@ -119,7 +126,10 @@ mcp_native:
   transport: {transport}
   protocol_version: "{version}"
   timing: {{step_ms: 3000, vector_ms: 20000, start_ms: {start_ms}, max_read_bytes: 1048576}}
-"#,
+  templates: {{"mock://items/{{id}}": {{id: "42"}}}}
+  tools:
+    - {{name: echo, arguments: {{message: "hello"}}, does: [logging]}}
+{asks}"#,
         common::example("mockmcp").display(),
         args.join(", ")
     );
@@ -226,7 +236,17 @@ fn mock_server_passes_the_same_vectors_over_streamable_http() {
             version,
             5000,
         );
-        let http = assert_all_pass(&run(&cat, &sut, &work));
+        let rs = run(&cat, &sut, &work);
+        // The HTTP mock does not ask the client (its manifest declares no such tool).
+        let asks = |r: &VectorResult| {
+            r.verdict == Verdict::NotApplicable
+                && r.detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("declares no tool with does")
+        };
+        let rs: Vec<VectorResult> = rs.into_iter().filter(|r| !asks(r)).collect();
+        let http = assert_all_pass(&rs);
         let http_only: Vec<&String> = http.iter().filter(|id| !stdio.contains(id)).collect();
         let stdio_only: Vec<&String> = stdio.iter().filter(|id| !http.contains(id)).collect();
         // Only the transport's own vectors differ: the HTTP ones, and stdin EOF.
@@ -235,7 +255,11 @@ fn mock_server_passes_the_same_vectors_over_streamable_http() {
             "{version}: {http_only:?}"
         );
         assert!(
-            stdio_only.iter().all(|id| id.starts_with("mcpnative_0031")),
+            stdio_only
+                .iter()
+                .all(|id| ["mcpnative_0031", "mcpnative_0062", "mcpnative_0063"]
+                    .iter()
+                    .any(|p| id.starts_with(p))),
             "{version}: {stdio_only:?}"
         );
         assert!(http_only.len() >= 7, "{version}: {http_only:?}");
@@ -405,7 +429,7 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
     let cat = catalog();
     let mut wrong = Vec::new();
     // (defect, the vector about it, its rule, every vector that fails; None: not listed)
-    let cases: [(&str, &str, &str, Option<&[&str]>); 7] = [
+    let cases: [(&str, &str, &str, Option<&[&str]>); 12] = [
         // 0014 opens with an expectation of its own (a counter-offer), so it judges the
         // initialize result too.
         (
@@ -414,13 +438,13 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
             "MCPN-020",
             Some(&["mcpnative_0001", "mcpnative_0014"]),
         ),
-        // 0017 walks the tool list as its own step; the vectors that pick a tool find no
-        // named one and do not apply.
+        // 0017 walks the tool list as its own step, and 0060 lists the tools it calls in
+        // its own step; the vectors that pick a tool find no named one and do not apply.
         (
             "toolname",
             "mcpnative_0003",
             "MCPN-020",
-            Some(&["mcpnative_0003", "mcpnative_0017"]),
+            Some(&["mcpnative_0003", "mcpnative_0017", "mcpnative_0060"]),
         ),
         // The official schemas let a result carry more members; the exact emptiness of a
         // ping result is the ping rule's.
@@ -430,12 +454,13 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
             "MCPN-008",
             Some(&["mcpnative_0007"]),
         ),
-        // 0020's pick reads the text resource on its way to the blob.
+        // 0020's pick reads the text resource on its way to the blob; 0064 reads a
+        // resource of the template, whose contents carry the same mimeType.
         (
             "mimetype",
             "mcpnative_0012",
             "MCPN-020",
-            Some(&["mcpnative_0012"]),
+            Some(&["mcpnative_0012", "mcpnative_0064"]),
         ),
         (
             "prompt",
@@ -453,6 +478,42 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
             "mcpnative_0030",
             "MCPN-022",
             Some(&["mcpnative_0030"]),
+        ),
+        // An image whose data is not base64: only the vector that calls every tool sees it.
+        (
+            "content",
+            "mcpnative_0060",
+            "MCPN-070",
+            Some(&["mcpnative_0060"]),
+        ),
+        // The tool answers with an error after the client's answer: both round trips.
+        (
+            "roundtrip",
+            "mcpnative_0062",
+            "MCPN-005",
+            Some(&["mcpnative_0062", "mcpnative_0063"]),
+        ),
+        // A nested object in the form breaks the schema of elicitation/create; the
+        // request is the step's, since the step waits for it.
+        (
+            "elicitschema",
+            "mcpnative_0063",
+            "MCPN-020",
+            Some(&["mcpnative_0063"]),
+        ),
+        (
+            "template",
+            "mcpnative_0064",
+            "MCPN-078",
+            Some(&["mcpnative_0064"]),
+        ),
+        // The vectors that call one tool twice with the same arguments meet the cache:
+        // three calls in flight together, and the logging vector's two calls.
+        (
+            "repeat",
+            "mcpnative_0065",
+            "MCPN-021",
+            Some(&["mcpnative_0061", "mcpnative_0065"]),
         ),
     ];
     // Each defect's server runs in its own thread and work directory: the cases are
@@ -525,6 +586,70 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
         seen_by(&rs)
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// The breaks whose rule is a SHOULD, or starts at 2025-11-25, each caught by its vector
+/// alone: a log level the server ignores (MCPN-071, SHOULD), and a tool schema that is no
+/// valid JSON Schema (MCPN-074, from 2025-11-25).
+#[test]
+fn a_log_level_ignored_and_a_broken_tool_schema_are_caught() {
+    if !schemas_here("a_log_level_ignored_and_a_broken_tool_schema_are_caught") {
+        return;
+    }
+    let cat = catalog();
+    let (sut, work) = mock_sut("broken-loglevel");
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0061_*", "mcpnative_0004_*"]);
+    let v = verdicts(&rs);
+    assert_eq!(
+        v.get("mcpnative_0061_logging_during_a_call")
+            .map(String::as_str),
+        Some("fail"),
+        "{}",
+        explain(&rs)
+    );
+    let r = &rs[rs
+        .iter()
+        .position(|r| r.vector_id.starts_with("mcpnative_0061"))
+        .unwrap()];
+    assert!(!r.absolute, "MCPN-071 is a SHOULD: {}", explain(&rs));
+    assert!(
+        r.detail
+            .as_deref()
+            .unwrap_or("")
+            .contains("below emergency")
+            || r.detail.as_deref().unwrap_or("").contains("emergency"),
+        "{}",
+        explain(&rs)
+    );
+    assert_eq!(
+        v.get("mcpnative_0004_tools_call_advertised_tool")
+            .map(String::as_str),
+        Some("pass")
+    );
+    let (sut, work) = mock_sut_with(
+        "broken-toolschema",
+        "broken-toolschema",
+        &["--max-version", "2025-11-25"],
+        "stdio",
+        "2025-11-25",
+        3000,
+    );
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0067_*", "mcpnative_0003_*"]);
+    let r = rs
+        .iter()
+        .find(|r| r.vector_id.starts_with("mcpnative_0067"))
+        .expect("0067 ran");
+    assert!(
+        r.verdict == Verdict::Fail && r.absolute && r.requirements.iter().any(|q| q == "MCPN-074"),
+        "{}",
+        explain(&rs)
+    );
+    assert!(
+        rs.iter()
+            .any(|r| r.vector_id.starts_with("mcpnative_0003") && r.verdict == Verdict::Pass),
+        "the schema is valid MCP: the list passes\n{}",
+        explain(&rs)
+    );
 }
 
 #[test]

@@ -89,6 +89,23 @@ pub enum McpStep {
     Http(HttpSpec),
     /// Closes the server's stdin (stdio only): the end of the session.
     CloseStdin,
+    /// Calls every tool the harness may call (the manifest's `mcp_native.tools` without
+    /// effects, then the tools annotated read-only and closed-world), at most `max`, each
+    /// with its arguments; the step's expectations judge every result. Not applicable when
+    /// there is none.
+    CallTools(CallToolsSpec),
+    /// Waits for the response to every request sent with `wait: false` that is not yet
+    /// answered (`step_ms` for them all).
+    Await,
+}
+
+/// The `call_tools` step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallToolsSpec {
+    /// Tools called at most (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u32>,
 }
 
 /// How a session is opened.
@@ -172,6 +189,17 @@ pub enum Pick {
     /// Something `completion/complete` can complete: a prompt argument, else a resource
     /// template variable. Binds `COMPLETE_REF` and `COMPLETE_ARGUMENT`.
     CompletionTarget,
+    /// A listed tool the manifest declares with `does: [sampling]`: binds `TOOL` and
+    /// `TOOL_ARGS`. Not applicable when the manifest declares none.
+    SamplingTool,
+    /// A listed tool the manifest declares with `does: [elicitation]`.
+    ElicitationTool,
+    /// A listed tool the manifest declares with `does: [logging]`.
+    LoggingTool,
+    /// A listed resource template the manifest gives values for (`mcp_native.templates`):
+    /// binds `TEMPLATE` and `TEMPLATE_URI`, the template expanded (RFC 6570). Not
+    /// applicable when the manifest gives none for a listed template.
+    Template,
 }
 
 impl Pick {
@@ -185,6 +213,10 @@ impl Pick {
             Pick::Prompt => "prompt",
             Pick::PromptWithRequiredArgument => "prompt_with_required_argument",
             Pick::CompletionTarget => "completion_target",
+            Pick::SamplingTool => "sampling_tool",
+            Pick::ElicitationTool => "elicitation_tool",
+            Pick::LoggingTool => "logging_tool",
+            Pick::Template => "template",
         }
     }
 }
@@ -289,6 +321,24 @@ pub struct McpExpect {
     /// own); they decide whether the failure is absolute.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rule: Vec<String>,
+    /// The content blocks of the step's tool results are well formed where the schema
+    /// cannot say: image and audio `data` and embedded `blob`s decode as base64, and every
+    /// `mimeType` is a media type (`type/subtype`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content: bool,
+    /// No `notifications/message` below this level arrived during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_floor: Option<String>,
+    /// The server sent a request with this method during the step, which the harness
+    /// answered as a client that declared the capability. None arriving leaves the vector
+    /// `inconclusive`: the manifest said the tool would ask, and nothing was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_request: Option<String>,
+    /// Every tool in the `tools/list` result has an `inputSchema` (and `outputSchema`, when
+    /// given) valid against its dialect: the one its `$schema` names, JSON Schema 2020-12
+    /// when it names none. A dialect the harness does not know is noted, not judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_schemas: bool,
 }
 
 /// An expected error.

@@ -69,6 +69,54 @@ pub struct McpNativeSpec {
     /// it (default true); `false` starts the server afresh for every vector.
     #[serde(default = "share_default", skip_serializing_if = "is_true")]
     pub share_session: bool,
+    /// Tools the vendor vouches the harness may call, with what a call does besides
+    /// answering. The harness otherwise calls only tools annotated `readOnlyHint: true` and
+    /// `openWorldHint: false`; a vector about sampling, elicitation or logging during a
+    /// call needs a tool named here with that effect, and is not applicable without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDecl>,
+    /// Values for the variables of the server's resource templates, by `uriTemplate` as the
+    /// server lists it, e.g. `{"test://items/{id}": {"id": "42"}}`: the expansion must
+    /// name a resource that exists. A template vector without one is not applicable.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub templates: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// A tool a manifest declares safe to call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDecl {
+    /// Its name, as `tools/list` gives it.
+    pub name: String,
+    /// The arguments to call it with (default: made from its `inputSchema`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    /// What a call does besides answering (default: nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub does: Vec<ToolEffect>,
+}
+
+/// What a call of a declared tool does on the way to its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    /// Sends `sampling/createMessage` to a client that declared `sampling`.
+    Sampling,
+    /// Sends `elicitation/create` to a client that declared `elicitation`.
+    Elicitation,
+    /// Sends `notifications/message` log messages.
+    Logging,
+}
+
+impl ToolEffect {
+    /// As written in manifests.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolEffect::Sampling => "sampling",
+            ToolEffect::Elicitation => "elicitation",
+            ToolEffect::Logging => "logging",
+        }
+    }
 }
 
 /// What carries JSON-RPC messages to a plain MCP server or gateway.

@@ -10,7 +10,7 @@ pub mod manifest;
 pub use file::{
     AfterReject, ErrorFrameSpec, IdentityProbe, Kind, Limits, McpNativeSpec, McpTransport,
     PkiSource, Policy, ProbeSpec, RateLimit, RejectMode, RejectSignal, SessionSpec, Start, Timing,
-    TlsSpec, Transport,
+    TlsSpec, ToolDecl, ToolEffect, Transport,
 };
 pub use manifest::{Claims, Manifest, Reach, SutKind, NO_BUILTIN};
 

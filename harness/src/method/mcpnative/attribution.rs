@@ -9,7 +9,7 @@ pub(super) struct Focus {
     /// The step watches everything that arrives (a quiet window): a message that answers
     /// no request of another step is its business.
     pub watch_all: bool,
-    /// The notifications the step waits for.
+    /// The notifications and server requests the step waits for.
     pub expects: Vec<String>,
 }
 

@@ -119,6 +119,8 @@ pub(super) struct Conv<'a> {
     pub inbox: VecDeque<Arrived>,
     /// Notifications, in arrival order, with the step they arrived in.
     pub notifications: Vec<(usize, String, Value)>,
+    /// The methods of the server's requests, in arrival order (each answered).
+    pub server_requests: Vec<String>,
     /// What the step being run judges.
     pub focus: Focus,
     /// Per step, whether it only gets the vector going (an `open` or `pick` the vector's
@@ -179,6 +181,7 @@ impl<'a> Conv<'a> {
             peer,
             inbox: VecDeque::new(),
             notifications: Vec::new(),
+            server_requests: Vec::new(),
             focus: Focus::default(),
             setup: Vec::new(),
             vector_rules: BTreeSet::new(),
@@ -300,7 +303,9 @@ impl Conv<'_> {
                     .and_then(|t| self.token_owners.get(&t.to_string()))
                     .copied()
             }
-            Inbound::Notification { method, .. } if self.focus.expects.contains(method) => {
+            Inbound::Notification { method, .. } | Inbound::Request { method, .. }
+                if self.focus.expects.contains(method) =>
+            {
                 Some(self.focus.step)
             }
             _ => None,
@@ -447,6 +452,7 @@ impl Conv<'_> {
         match &inbound {
             Inbound::Request { id, method, params } => {
                 let reply = self.answer(id, method, params);
+                self.server_requests.push(method.clone());
                 self.log(Dir::Note, &format!("server request {method}: answered"));
                 if let Err(e) = self.send_text(&reply.to_string()) {
                     self.log(Dir::Note, &format!("could not answer: {e}"));
@@ -480,10 +486,9 @@ impl Conv<'_> {
                 "model": "swp-conform",
                 "stopReason": "endTurn"
             })),
-            "elicitation/create" if !legacy => Some(json!({"action": "decline"})),
+            "elicitation/create" if !legacy => Some(super::client::elicitation_answer(params)),
             _ => None,
         };
-        let _ = params;
         match result {
             Some(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
             None => json!({"jsonrpc": "2.0", "id": id,

@@ -10,6 +10,7 @@
 pub mod args;
 mod attribution;
 pub mod chan;
+mod client;
 mod conv;
 pub mod http;
 pub mod judge;
@@ -20,6 +21,7 @@ pub mod sse;
 mod steps;
 mod stop;
 mod transport;
+mod uritemplate;
 
 use super::contract::{Fatal, NotApplicable, Outcome, TestMethod};
 use crate::catalog::mcpnative::McpWire;
@@ -69,6 +71,33 @@ fn undefined(s: &str, vars: &BTreeMap<String, String>, out: &mut BTreeSet<String
 
 /// The manifest variables the plain `jsonrpc_line` steps of a vector need and the manifest
 /// does not give (`mcp` steps bind theirs while running).
+/// What a vector's `pick` needs the manifest to declare and it does not (a tool with an
+/// effect, values for a template), decided before any server starts.
+fn undeclared(steps: &[JsonRpcStep], spec: &McpNativeSpec) -> Option<String> {
+    use crate::catalog::mcpnative::{McpStep, Pick};
+    use crate::sut::ToolEffect;
+    steps.iter().find_map(|s| {
+        let effect = match s.mcp {
+            Some(McpStep::Pick(Pick::SamplingTool)) => ToolEffect::Sampling,
+            Some(McpStep::Pick(Pick::ElicitationTool)) => ToolEffect::Elicitation,
+            Some(McpStep::Pick(Pick::LoggingTool)) => ToolEffect::Logging,
+            Some(McpStep::Pick(Pick::Template)) if spec.templates.is_empty() => {
+                return Some(
+                    "the manifest gives values for no resource template (mcp_native.templates)"
+                        .into(),
+                )
+            }
+            _ => return None,
+        };
+        (!spec.tools.iter().any(|t| t.does.contains(&effect))).then(|| {
+            format!(
+                "the manifest declares no tool with does: [{}] (mcp_native.tools)",
+                effect.as_str()
+            )
+        })
+    })
+}
+
 fn missing_vars(steps: &[JsonRpcStep], spec: &McpNativeSpec) -> BTreeSet<String> {
     let mut vars = spec.params.clone();
     vars.insert("PROTOCOL_VERSION".into(), spec.protocol_version.clone());
@@ -170,6 +199,9 @@ impl TestMethod for McpNativeMethod<'_> {
                 "the manifest gives no mcp_native.params {} (what this server names them)",
                 names.join(", ")
             )));
+        }
+        if let Some(why) = undeclared(&b.steps, &self.spec) {
+            return Err(NotApplicable::untested(why));
         }
         Ok(*method)
     }

@@ -65,6 +65,8 @@ pub(super) fn shares(b: &JsonRpcBody, spec: &McpNativeSpec, method: Method) -> b
                             | McpStep::Notify(_)
                             | McpStep::Pick(_)
                             | McpStep::Walk(_)
+                            | McpStep::CallTools(_)
+                            | McpStep::Await
                     )
                 )
         })

@@ -113,6 +113,7 @@ impl<'v> Runner<'v> {
         self.expect_notification(conv, e, done, notes_from, &mut acc)?;
         self.expect_quiet(conv, e, done, notes_from, &mut acc)?;
         self.expect_exit(conv, e, done, notes_from, &mut acc)?;
+        self.check_more(conv, e, done, notes_from, &mut acc)?;
         Ok((acc.expected.join("; "), acc.observed))
     }
 

@@ -52,6 +52,10 @@ pub(super) fn setup_rules(s: &JsonRpcStep) -> Vec<String> {
         Some(McpStep::Pick(Pick::BlobResource)) => &["MCPN-006", RESOURCE_READ],
         Some(McpStep::Pick(Pick::Prompt | Pick::PromptWithRequiredArgument)) => &["MCPN-007"],
         Some(McpStep::Pick(Pick::CompletionTarget)) => &["MCPN-007", "MCPN-036"],
+        Some(McpStep::Pick(Pick::SamplingTool | Pick::ElicitationTool | Pick::LoggingTool)) => {
+            &["MCPN-004"]
+        }
+        Some(McpStep::Pick(Pick::Template)) => &["MCPN-036"],
         _ => &[],
     };
     rules.iter().map(|r| (*r).to_owned()).collect()
@@ -88,6 +92,9 @@ pub(super) struct Done {
     pub exchange: Option<u64>,
     /// The tool a `tools/call` named.
     pub tool: Option<String>,
+    /// The responses of a step that sent several requests (`call_tools`, `await`), with
+    /// the tool each called.
+    pub calls: Vec<(Option<String>, Arrived)>,
     /// What it showed, for the report.
     pub observed: String,
 }
@@ -215,6 +222,8 @@ pub(super) fn describe_step(m: &McpStep) -> String {
         McpStep::Walk(w) => format!("every page of {}", w.method),
         McpStep::Http(_) => "an HTTP exchange".into(),
         McpStep::CloseStdin => "stdin closed".into(),
+        McpStep::CallTools(_) => "a result from every tool the harness may call".into(),
+        McpStep::Await => "a response to every request in flight".into(),
     }
 }
 

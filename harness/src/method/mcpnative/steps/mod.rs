@@ -7,6 +7,8 @@
 
 mod check;
 mod common;
+mod content;
+mod declared;
 mod open;
 mod pick;
 mod runner;

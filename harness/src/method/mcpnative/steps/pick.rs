@@ -8,7 +8,9 @@ use crate::method::mcpnative::args;
 use crate::method::mcpnative::conv::{short, Conv};
 use crate::method::mcpnative::judge::declared;
 use crate::method::mcpnative::stop::Stop;
+use crate::method::mcpnative::uritemplate;
 use crate::report::result::{Dir, NaCause};
+use crate::sut::ToolEffect;
 use serde_json::{json, Map, Value};
 
 impl<'v> Runner<'v> {
@@ -26,21 +28,28 @@ impl<'v> Runner<'v> {
                         self.tools.insert(n.to_owned(), t.clone());
                     }
                 }
-                let mut safe: Vec<&Value> = tools.iter().filter(|t| callable(t)).collect();
+                // The tools the manifest vouches for come first, in its order; then the
+                // tools annotated as changing nothing and reaching nothing outside.
+                let vouched = self.vouched(&tools, None);
+                let mut safe: Vec<&Value> = tools
+                    .iter()
+                    .filter(|t| callable(t) && !vouched.iter().any(|v| std::ptr::eq(*v, *t)))
+                    .collect();
+                // A tool with an outputSchema tests more: its structured result is checked.
+                safe.sort_by_key(|t| t.get("outputSchema").is_none());
+                let safe: Vec<&Value> = vouched.into_iter().chain(safe).collect();
                 if safe.is_empty() {
                     return Err(untested(format!(
-                        "none of the {} listed tools is named and annotated readOnlyHint: true and openWorldHint: false (without required task execution); the harness calls only tools that change nothing and reach nothing outside the machine",
+                        "none of the {} listed tools is named and annotated readOnlyHint: true and openWorldHint: false (without required task execution), and the manifest vouches for none (mcp_native.tools); the harness calls only tools that change nothing and reach nothing outside the machine",
                         tools.len()
                     )));
                 }
-                // A tool with an outputSchema tests more: its structured result is checked.
-                safe.sort_by_key(|t| t.get("outputSchema").is_none());
                 for t in safe {
                     let schema = t
                         .get("inputSchema")
                         .cloned()
                         .unwrap_or_else(|| json!({"type": "object"}));
-                    let Some(good) = args::valid(&schema) else {
+                    let Some(good) = self.declared_args(t).or_else(|| args::valid(&schema)) else {
                         continue;
                     };
                     let bad = args::invalid(&schema);
@@ -200,14 +209,7 @@ impl<'v> Runner<'v> {
                         let Some(tpl) = t.get("uriTemplate").and_then(Value::as_str) else {
                             continue;
                         };
-                        let Some(var) = tpl
-                            .split('{')
-                            .nth(1)
-                            .and_then(|x| x.split('}').next())
-                            .map(|x| x.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']))
-                            .and_then(|x| x.split([',', '*', ':']).next())
-                            .filter(|x| !x.is_empty())
-                        else {
+                        let Some(var) = uritemplate::variables(tpl).into_iter().next() else {
                             continue;
                         };
                         self.vars.insert(
@@ -226,6 +228,10 @@ impl<'v> Runner<'v> {
                 }
                 Err(choice("the server lists no prompt with arguments and no resource template with a variable"))
             }
+            Pick::SamplingTool => self.pick_effect(conv, ToolEffect::Sampling),
+            Pick::ElicitationTool => self.pick_effect(conv, ToolEffect::Elicitation),
+            Pick::LoggingTool => self.pick_effect(conv, ToolEffect::Logging),
+            Pick::Template => self.pick_template(conv),
         }
     }
 

@@ -35,6 +35,10 @@ pub(crate) struct Runner<'v> {
     pub(in crate::method::mcpnative) reuse: Option<Opened>,
     /// What this vector's own `open` negotiated (a plain session only).
     pub(in crate::method::mcpnative) opened_with: Option<Opened>,
+    /// Requests sent with `wait: false` that no `await` has collected.
+    pub(crate) pending: Vec<Value>,
+    /// How many server requests had arrived when the step being run began.
+    pub(crate) requests_from: usize,
 }
 
 /// A plain session as its `initialize` left it.
@@ -77,6 +81,8 @@ impl<'v> Runner<'v> {
             tested: Vec::new(),
             reuse: None,
             opened_with: None,
+            pending: Vec::new(),
+            requests_from: 0,
         }
     }
 
@@ -245,6 +251,7 @@ impl<'v> Runner<'v> {
                 watch_all: mcp_expects(s).any(|e| e.quiet_ms.is_some()),
                 expects: mcp_expects(s)
                     .filter_map(|e| e.notification.as_ref().map(|x| x.method.clone()))
+                    .chain(mcp_expects(s).filter_map(|e| e.server_request.clone()))
                     .collect(),
             };
             self.tested = records[n].requirements.clone();
@@ -285,6 +292,15 @@ impl<'v> Runner<'v> {
                 },
             };
             match stop.verdict {
+                Verdict::NotApplicable if !records[n].failures.is_empty() => {
+                    // The step failed on what the server sent (a broken listing) before it
+                    // found nothing to use: its failure stands, and nothing later runs.
+                    end = Some(End::Cut(
+                        Verdict::Fail,
+                        format!("step {} failed, and {}", n + 1, stop.why),
+                    ));
+                    break;
+                }
                 Verdict::NotApplicable => {
                     // The step found the vector out of the server's scope: it judged nothing.
                     records[n].ran = false;

@@ -125,6 +125,7 @@ impl<'v> Runner<'v> {
             return Err(Stop::harness("an `mcp` step takes only `mcp` expectations"));
         }
         let notes_from = conv.notifications.len();
+        self.requests_from = conv.server_requests.len();
         let done = match m {
             McpStep::Open(o) => self.open(conv, o, &exps)?,
             McpStep::Request(r) => self.request(conv, r, exps.is_empty())?,
@@ -188,6 +189,8 @@ impl<'v> Runner<'v> {
             McpStep::Pick(p) => self.pick(conv, *p)?,
             McpStep::Walk(w) => self.walk(conv, w)?,
             McpStep::Http(h) => self.http(conv, h)?,
+            McpStep::CallTools(c) => self.call_tools(conv, c)?,
+            McpStep::Await => self.await_all(conv)?,
             McpStep::CloseStdin => {
                 self.closed_input = true;
                 conv.close_input().map_err(|e| {
@@ -274,6 +277,7 @@ impl<'v> Runner<'v> {
         let id = self.send_request(conv, &r.method, params.clone(), meta, r.progress)?;
         let exchange = conv.last_exchange;
         if !r.wait {
+            self.pending.push(id);
             return Ok(Done {
                 exchange,
                 tool,
@@ -306,6 +310,7 @@ impl<'v> Runner<'v> {
             exchange,
             tool,
             observed: obs,
+            ..Done::default()
         })
     }
 

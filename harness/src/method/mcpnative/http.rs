@@ -111,6 +111,11 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// The endpoint's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A client of `url` (`http://127.0.0.1:PORT/mcp`) reading at most `max_body` octets per
     /// exchange.
     pub fn new(url: String, max_body: usize) -> HttpClient {

@@ -54,6 +54,10 @@ pub struct McpNativeMethod<'a> {
     work: PathBuf,
     /// The session the last vector left for the next (`share`).
     shared: Option<share::Shared>,
+    /// A Streamable HTTP server left running with no session for the next vector: on HTTP
+    /// a session is the server's to open, not a process's, so a vector that needs a session
+    /// of its own opens one on the running server.
+    idle: Option<share::Idle>,
 }
 
 /// The `${NAME}`s a text uses that `vars` does not define.
@@ -130,6 +134,7 @@ impl<'a> McpNativeMethod<'a> {
             // another port file there than the one the harness waits for.
             work: std::path::absolute(work).unwrap_or_else(|_| work.to_owned()),
             shared: None,
+            idle: None,
         }
     }
 
@@ -218,6 +223,7 @@ impl TestMethod for McpNativeMethod<'_> {
             ));
         };
         let share = share::shares(body, &self.spec, method);
+        let reuse_proc = share::reuses_process(body, &self.spec, method);
         // A server that exited since is dropped here, and the vector starts its own.
         let alive = self
             .shared
@@ -225,30 +231,61 @@ impl TestMethod for McpNativeMethod<'_> {
             .is_some_and(|s| s.proc.exited().is_none());
         let kept = match self.shared.take() {
             Some(s) if share && alive => Some(s),
-            // A vector of its own leaves a stdio session for the next; a server on a port is
-            // stopped first, in case its port is fixed.
+            // A vector of its own leaves a stdio session for the next.
             Some(s) if !share && self.spec.transport == McpTransport::Stdio => {
                 self.shared = Some(s);
                 None
             }
+            // On HTTP it opens a session of its own on the running server.
+            Some(s) if alive && reuse_proc => {
+                if let Chan::Http(c) = &s.chan {
+                    self.idle = Some(share::Idle {
+                        url: c.url().to_owned(),
+                        proc: s.proc,
+                        log: s.log,
+                    });
+                }
+                None
+            }
+            // Otherwise a server on a port is stopped first, in case its port is fixed.
             _ => None,
         };
-        let (parts, reuse) = match kept {
-            Some(s) => (
+        let idle = self
+            .idle
+            .take()
+            .filter(|_| kept.is_none() && reuse_proc)
+            .and_then(|mut i| i.proc.exited().is_none().then_some(i));
+        let running = idle.is_some();
+        let (parts, reuse) = match (kept, idle) {
+            (None, Some(i)) => (
                 Parts {
-                    proc: s.proc,
-                    chan: s.chan,
-                    buf: s.buf,
-                    peer: Some(s.peer),
+                    proc: i.proc,
+                    chan: Chan::Http(HttpClient::new(i.url, MAX_LINE_BYTES)),
+                    buf: Vec::new(),
+                    peer: Some(self.peer_for(body)),
                     start_t: Instant::now(),
                     grace: None,
-                    log: s.log,
+                    log: i.log,
                 },
-                Some((s.opened, s.next_id)),
+                None,
             ),
-            None => match self.start(v, body, method) {
-                Ok(p) => (p, None),
-                Err(o) => return Ok(*o),
+            (kept, _) => match kept {
+                Some(s) => (
+                    Parts {
+                        proc: s.proc,
+                        chan: s.chan,
+                        buf: s.buf,
+                        peer: Some(s.peer),
+                        start_t: Instant::now(),
+                        grace: None,
+                        log: s.log,
+                    },
+                    Some((s.opened, s.next_id)),
+                ),
+                None => match self.start(v, body, method) {
+                    Ok(p) => (p, None),
+                    Err(o) => return Ok(*o),
+                },
             },
         };
         let Parts {
@@ -284,6 +321,14 @@ impl TestMethod for McpNativeMethod<'_> {
                 runner.reuse = Some(opened);
                 runner.next_id = next_id;
             }
+            None if running => conv.log(
+                Dir::Note,
+                &format!(
+                    "{}, already running; a session of the vector's own (its stderr: {})",
+                    self.describe(),
+                    log.display()
+                ),
+            ),
             None => conv.log(Dir::Note, &format!("started {}", self.describe())),
         }
         let ran = runner.run(&mut conv);
@@ -300,13 +345,17 @@ impl TestMethod for McpNativeMethod<'_> {
             && !runner.closed_input
             && exited.is_none()
             && !cancel.is_cancelled();
+        let gone = conv.gone.is_some() || conv.closed.is_some() || conv.out_of_time;
         let conv::Conv {
             chan, buf, peer, ..
         } = conv;
         let mut o = record::outcome(ran, incidental).with_transcript(transcript);
         // The harness has not closed stdin (unless a step did): an exit with a failure
         // status is a crash.
-        if let Some(st) = exited.filter(|s| !s.success && !runner.closed_input) {
+        if let Some(st) = exited
+            .as_ref()
+            .filter(|s| !s.success && !runner.closed_input)
+        {
             if o.verdict != Verdict::NotApplicable {
                 o.verdict = Verdict::Crash;
                 o.detail = Some(format!(
@@ -336,6 +385,23 @@ impl TestMethod for McpNativeMethod<'_> {
                 next_id: runner.next_id,
                 log,
             });
+        } else if let Chan::Http(c) = &chan {
+            // The session is done with, and the server may serve the next vector's own
+            // unless it crashed, hung or the run was cut.
+            let sound = !gone
+                && exited.is_none()
+                && !cancel.is_cancelled()
+                && !matches!(
+                    o.verdict,
+                    Verdict::Crash | Verdict::Timeout | Verdict::HarnessError
+                );
+            if reuse_proc && sound {
+                self.idle = Some(share::Idle {
+                    url: c.url().to_owned(),
+                    proc,
+                    log,
+                });
+            }
         }
         Ok(o)
     }
@@ -404,14 +470,7 @@ impl McpNativeMethod<'_> {
             Ok(c) => c,
             Err((verdict, why)) => return Err(Box::new(Outcome::stop(verdict, why))),
         };
-        let peer = (method == Method::McpNative).then(|| {
-            let caps = body
-                .mcp
-                .as_ref()
-                .and_then(|m| m.client_capabilities.clone())
-                .unwrap_or_else(|| json!({}));
-            judge::Peer::new(&self.spec.protocol_version, caps, schema::schema_dir())
-        });
+        let peer = (method == Method::McpNative).then(|| self.peer_for(body));
         Ok(Parts {
             proc: p,
             chan,
@@ -423,6 +482,18 @@ impl McpNativeMethod<'_> {
             grace: stdio.then(|| Duration::from_millis(self.spec.timing.start_ms)),
             log,
         })
+    }
+}
+
+impl McpNativeMethod<'_> {
+    /// The judge of a new session of `body`'s, with the client capabilities it declares.
+    fn peer_for(&self, body: &JsonRpcBody) -> judge::Peer {
+        let caps = body
+            .mcp
+            .as_ref()
+            .and_then(|m| m.client_capabilities.clone())
+            .unwrap_or_else(|| json!({}));
+        judge::Peer::new(&self.spec.protocol_version, caps, schema::schema_dir())
     }
 }
 

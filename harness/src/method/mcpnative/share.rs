@@ -28,6 +28,26 @@ pub(super) struct Shared {
     pub log: PathBuf,
 }
 
+/// A Streamable HTTP server with no session of the harness's open on it.
+pub(super) struct Idle {
+    pub proc: Supervised,
+    /// The endpoint.
+    pub url: String,
+    /// Where the process writes its stderr (the log of the vector that started it).
+    pub log: PathBuf,
+}
+
+/// Whether a vector of body `b` may open its session on a Streamable HTTP server an earlier
+/// vector left running: an `mcp_native` vector over HTTP, sharing switched on, without
+/// `fresh` (a vector that changes what the server does may change it beyond its session,
+/// for a server that keeps a log level or subscriptions per process).
+pub(super) fn reuses_process(b: &JsonRpcBody, spec: &McpNativeSpec, method: Method) -> bool {
+    method == Method::McpNative
+        && spec.share_session
+        && spec.transport == crate::sut::McpTransport::Http
+        && !b.mcp.as_ref().is_some_and(|m| m.fresh)
+}
+
 /// Whether a vector of body `b` may run on a shared session: an `mcp_native` vector (gateways keep one
 /// process per vector), at a session-era version, without `fresh`, declaring the default
 /// client capabilities, whose first step opens a plain session with no expectation of its

@@ -9,7 +9,7 @@ use crate::method::mcpnative::args;
 use crate::method::mcpnative::conv::{short, Conv};
 use crate::method::mcpnative::stop::Stop;
 use crate::method::mcpnative::uritemplate;
-use crate::report::result::{Dir, NaCause};
+use crate::report::result::{Dir, NaCause, Verdict};
 use crate::sut::ToolEffect;
 use serde_json::{json, Value};
 
@@ -186,6 +186,7 @@ impl<'v> Runner<'v> {
             .cloned()
             .collect();
         let mut calls = Vec::new();
+        let mut slow = Vec::new();
         for t in &chosen {
             let Some(name) = t.get("name").and_then(Value::as_str) else {
                 continue;
@@ -197,12 +198,46 @@ impl<'v> Runner<'v> {
                 );
                 continue;
             };
-            let answer = self.call(
-                conv,
-                "tools/call",
-                Some(json!({"name": name, "arguments": a})),
-            )?;
-            calls.push((Some(name.to_owned()), answer));
+            let meta = self.meta_version(conv);
+            let params = json!({"name": name, "arguments": a});
+            let id = self.send_request(conv, "tools/call", Some(params), meta, false)?;
+            let d = conv.answer_deadline();
+            match conv.wait_response(&id, d) {
+                Ok(answer) => calls.push((Some(name.to_owned()), answer)),
+                // A tool may take longer than a step (a long-running operation): that is
+                // no fault, and what it would return is not judged. The call is cancelled,
+                // as a client that stops waiting does.
+                Err(st)
+                    if st.verdict == Verdict::Fail
+                        && conv.gone.is_none()
+                        && conv.closed.is_none()
+                        && !conv.out_of_time =>
+                {
+                    conv.log(
+                        Dir::Note,
+                        &format!("{name}: no answer within the step's time; cancelled, not judged"),
+                    );
+                    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": id, "reason": "swp-conform stopped waiting"}});
+                    conv.send_text(&cancel.to_string())
+                        .map_err(|e| Stop::fail(e.0.clone(), "the server reads its input", e.0))?;
+                    slow.push(name.to_owned());
+                }
+                Err(st) => return Err(st),
+            }
+        }
+        if calls.is_empty() && !slow.is_empty() {
+            return Err(Stop {
+                verdict: Verdict::Inconclusive,
+                ..Stop::fail(
+                    format!(
+                        "no tool answered within the step's time ({}): nothing to judge",
+                        slow.join(", ")
+                    ),
+                    "a result from every tool the harness may call",
+                    "no answer",
+                )
+            });
         }
         if calls.is_empty() {
             return Err(Stop::not_applicable(
@@ -214,8 +249,15 @@ impl<'v> Runner<'v> {
             ));
         }
         let names: Vec<&str> = calls.iter().filter_map(|(n, _)| n.as_deref()).collect();
+        let mut observed = format!("{} tool(s) answered: {}", calls.len(), names.join(", "));
+        if !slow.is_empty() {
+            observed.push_str(&format!(
+                "; not judged, no answer within the step's time: {}",
+                slow.join(", ")
+            ));
+        }
         Ok(Done {
-            observed: format!("{} tool(s) called: {}", calls.len(), names.join(", ")),
+            observed,
             calls,
             ..Done::default()
         })

@@ -6,8 +6,10 @@ use super::runner::Runner;
 use crate::catalog::mcpnative::{McpExpect, McpStep, RequestSpec};
 use crate::catalog::vector::{JsonRpcExpect, JsonRpcStep};
 use crate::method::mcpnative::conv::{short, Arrived, Chan, Conv};
+use crate::method::mcpnative::http::{Exchange, Verb};
 use crate::method::mcpnative::judge::declared;
 use crate::method::mcpnative::stop::Stop;
+use crate::report::result::Dir;
 use crate::report::result::NaCause;
 use serde_json::{json, Value};
 
@@ -244,10 +246,40 @@ impl<'v> Runner<'v> {
                 ));
             }
         }
+        self.listen(conv)?;
         Ok(Done {
             observed,
             ..Done::default()
         })
+    }
+
+    /// Over Streamable HTTP, opens the server's `GET` stream for a vector that waits for
+    /// log messages: a server sends what answers no request there, and a client that never
+    /// opens it cannot blame the server for not hearing it. A server without the stream
+    /// (405) is left to the vector's other steps.
+    fn listen(&mut self, conv: &mut Conv<'_>) -> Result<(), Stop> {
+        let logs = self.body.steps.iter().flat_map(mcp_expects).any(|e| {
+            e.log_floor.is_some()
+                || e.notification
+                    .as_ref()
+                    .is_some_and(|n| n.method == "notifications/message")
+        });
+        if !logs || !matches!(conv.chan, Chan::Http(_)) {
+            return Ok(());
+        }
+        conv.log(
+            Dir::Note,
+            "opening the server's GET stream for its log messages",
+        );
+        conv.http(Exchange {
+            verb: Verb::Get,
+            body: Vec::new(),
+            session: conv.http_session(),
+            protocol_version: conv.protocol_header.clone(),
+            headers: Vec::new(),
+        })
+        .map_err(|e| Stop::harness(e.0))?;
+        Ok(())
     }
 
     pub(super) fn request(

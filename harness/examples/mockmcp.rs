@@ -7,9 +7,12 @@
 //!   and, when the client declared `roots`, asks for them, answering only once both answers
 //!   are right, so the engine's routing is under test too. Tools list over two pages.
 //! - `http`: the same server over MCP Streamable HTTP (session versions): sessions, 202 for
-//!   notifications, SSE answers in chunked encoding for `tools/call`, `GET` streams, `DELETE`,
-//!   404 for ended sessions, Origin/Host and `MCP-Protocol-Version` checks. It listens on a
-//!   free loopback port and writes it to `--port-file`.
+//!   notifications, SSE answers in chunked encoding for `tools/call` and `ping`, `GET`
+//!   streams, `DELETE`, 404 for ended sessions, Origin/Host and `MCP-Protocol-Version`
+//!   checks. Its SSE events carry ids unique in the session, a stream opens with a priming
+//!   event (an id, `retry` and empty data) from 2025-11-25 on, and a `GET` with
+//!   `Last-Event-ID` replays what followed that event on its stream from a small store per
+//!   session. It listens on a free loopback port and writes it to `--port-file`.
 //! - `broken-<defect>`: `good` at 2025-06-18 with one deliberate defect: `serverinfo`
 //!   (`serverInfo: {}`), `toolname` (tools without `name`), `ping` (`{"pong": true}`),
 //!   `mimetype` (a numeric `mimeType` in resource contents), `prompt` (prompt messages
@@ -23,7 +26,9 @@
 //!   template is not found), `repeat` (a tool call identical to the one before it is
 //!   answered with that call's id, as a server caching answers by request body would),
 //!   `toolschema` (a listed tool whose inputSchema is no valid JSON Schema; it keeps the
-//!   `--max-version` it is given, since the rule starts at 2025-11-25).
+//!   `--max-version` it is given, since the rule starts at 2025-11-25), `replay` (over HTTP: a
+//!   `GET` with `Last-Event-ID` replays from that event itself, an off-by-one that delivers
+//!   it twice).
 //! - `banner`: `good`, after one line that is not JSON on stdout at start-up (a banner, as
 //!   servers that log to stdout print).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
@@ -61,6 +66,7 @@ struct Defects {
     template: bool,
     repeat: bool,
     toolschema: bool,
+    replay: bool,
 }
 
 #[derive(Clone)]
@@ -92,7 +98,22 @@ struct Server {
     pending_call: Option<Value>,
     /// The params and id of the last tool call (for the `repeat` defect).
     last_call: Option<(Value, Value)>,
+    /// The SSE events sent in the session, for replay (`Last-Event-ID`), and the counters
+    /// their ids are made of.
+    events: Vec<Stored>,
+    streams: u64,
+    event_no: u64,
 }
+
+/// One SSE event kept for replay: its stream, its id and its data.
+struct Stored {
+    stream: u64,
+    id: String,
+    data: String,
+}
+
+/// Events kept per session for replay; older ones cannot be resumed from.
+const REPLAY_KEPT: usize = 256;
 
 const LEVELS: [&str; 8] = [
     "debug",
@@ -171,7 +192,56 @@ impl Server {
             log_floor: None,
             pending_call: None,
             last_call: None,
+            events: Vec::new(),
+            streams: 0,
+            event_no: 0,
         }
+    }
+
+    /// `msgs` as the events of a new SSE stream, each with an id unique in the session
+    /// that names its stream, after a priming event (an id, `retry` and empty data) from
+    /// 2025-11-25 on; each is kept for replay.
+    fn sse_events(&mut self, msgs: &[Value]) -> Vec<String> {
+        self.streams += 1;
+        let stream = self.streams;
+        let mut out = Vec::new();
+        if self.version.as_deref().is_some_and(|v| v >= "2025-11-25") {
+            out.push(self.event(stream, String::new()));
+        }
+        for m in msgs {
+            out.push(self.event(stream, m.to_string()));
+        }
+        out
+    }
+
+    fn event(&mut self, stream: u64, data: String) -> String {
+        self.event_no += 1;
+        let id = format!("s{stream}-e{}", self.event_no);
+        let text = if data.is_empty() {
+            format!("id: {id}\nretry: 50\ndata: \n\n")
+        } else {
+            format!("id: {id}\nevent: message\ndata: {data}\n\n")
+        };
+        self.events.push(Stored { stream, id, data });
+        if self.events.len() > REPLAY_KEPT {
+            self.events.remove(0);
+        }
+        text
+    }
+
+    /// The events to replay after the one with id `last`, on its stream only (`None`: an
+    /// id the server does not know). `broken-replay` starts at `last` itself.
+    fn replay_after(&self, last: &str) -> Option<Vec<String>> {
+        let i = self.events.iter().position(|e| e.id == last)?;
+        let stream = self.events[i].stream;
+        let from = if self.cfg.defects.replay { i } else { i + 1 };
+        Some(
+            self.events[from..]
+                .iter()
+                .filter(|e| e.stream == stream && !e.data.is_empty())
+                .map(|e| format!("id: {}\nevent: message\ndata: {}\n\n", e.id, e.data))
+                .collect(),
+        )
     }
 
     fn supported(&self) -> Vec<&'static str> {
@@ -677,6 +747,7 @@ fn config(mode: &str, max_version: String) -> Config {
         Some("template") => d.template = true,
         Some("repeat") => d.repeat = true,
         Some("toolschema") => d.toolschema = true,
+        Some("replay") => d.replay = true,
         Some(other) => {
             eprintln!("mockmcp: unknown defect {other}");
             std::process::exit(2);
@@ -688,7 +759,7 @@ fn config(mode: &str, max_version: String) -> Config {
         null_invalid: mode == "nullid",
         garbage: mode == "garbage",
         crash: mode == "crash",
-        http: mode == "http",
+        http: mode == "http" || mode == "broken-replay",
         max_version: if broken.is_some() && broken != Some("toolschema") {
             "2025-06-18".into()
         } else {
@@ -797,8 +868,8 @@ fn respond(w: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &[
     let _ = w.flush();
 }
 
-/// An SSE answer in chunked encoding, one chunk per event.
-fn respond_sse(w: &mut TcpStream, headers: &[(&str, String)], events: &[Value]) {
+/// An SSE answer in chunked encoding, one chunk per event (framed, with its id).
+fn respond_sse(w: &mut TcpStream, headers: &[(&str, String)], events: &[String]) {
     let mut head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
             .to_owned();
@@ -807,10 +878,8 @@ fn respond_sse(w: &mut TcpStream, headers: &[(&str, String)], events: &[Value]) 
     }
     head.push_str("\r\n");
     let _ = w.write_all(head.as_bytes());
-    let mut chunks = vec![": priming\r\n\r\n".to_owned()];
-    for (i, e) in events.iter().enumerate() {
-        chunks.push(format!("id: {i}\nevent: message\ndata: {e}\n\n"));
-    }
+    let mut chunks = vec![": open\r\n\r\n".to_owned()];
+    chunks.extend(events.iter().cloned());
     for c in chunks {
         let _ = write!(w, "{:x}\r\n{c}\r\n", c.len());
         let _ = w.flush();
@@ -880,10 +949,25 @@ fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<
                     );
                     continue;
                 }
+                // A resumption replays what followed the event on its stream; an id the
+                // session does not know cannot be resumed from.
+                let replay = req.header("last-event-id").map(|last| {
+                    let m = sessions.lock().unwrap_or_else(|e| e.into_inner());
+                    sid.as_ref()
+                        .and_then(|s| m.get(s))
+                        .and_then(|s| s.replay_after(last))
+                });
+                if let Some(None) = replay {
+                    respond(&mut w, "400 Bad Request", &[], b"unknown Last-Event-ID");
+                    continue;
+                }
                 // The server's stream: open until the client goes away.
                 let _ = w.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
-                let c = ": open\n\n";
-                let _ = write!(w, "{:x}\r\n{c}\r\n", c.len());
+                let mut chunks = vec![": open\n\n".to_owned()];
+                chunks.extend(replay.flatten().unwrap_or_default());
+                for c in chunks {
+                    let _ = write!(w, "{:x}\r\n{c}\r\n", c.len());
+                }
                 let _ = w.flush();
                 let mut sink = [0u8; 64];
                 while matches!(r.get_mut().read(&mut sink), Ok(n) if n > 0) {}
@@ -948,19 +1032,29 @@ fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<
                 Some(s) => s,
             }
         };
-        let out = {
+        let request = msg.get("id").is_some() && msg.get("method").is_some();
+        let sse = matches!(
+            msg.get("method").and_then(Value::as_str),
+            Some("tools/call" | "ping")
+        );
+        let (out, events) = {
             let mut m = sessions.lock().unwrap_or_else(|e| e.into_inner());
             match m.get_mut(&session) {
-                Some(server) => server.message(msg.clone()),
-                None => vec![],
+                Some(server) => {
+                    let out = server.message(msg.clone());
+                    let events =
+                        (request && (sse || out.len() != 1)).then(|| server.sse_events(&out));
+                    (out, events)
+                }
+                None => (vec![], None),
             }
         };
         let headers = [("Mcp-Session-Id", session)];
-        if msg.get("id").is_none() || msg.get("method").is_none() {
+        if !request {
             // A notification or a response: accepted, no body.
             respond(&mut w, "202 Accepted", &headers, b"");
-        } else if msg.get("method") == Some(&json!("tools/call")) || out.len() != 1 {
-            respond_sse(&mut w, &headers, &out);
+        } else if let Some(events) = events {
+            respond_sse(&mut w, &headers, &events);
         } else {
             let mut h = headers.to_vec();
             h.push(("Content-Type", "application/json".into()));

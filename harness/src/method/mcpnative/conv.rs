@@ -86,6 +86,14 @@ pub(super) struct ExState {
     pub content_type: String,
     pub ended: Option<String>,
     pub failed: Option<String>,
+    /// SSE events that carried an id.
+    pub event_ids: usize,
+    /// The last `retry` (ms) the stream gave.
+    pub retry: Option<u64>,
+    /// The client cut the stream after the event with this id.
+    pub cut: Option<String>,
+    /// Each event id is noted in the transcript (the exchanges of a resumption).
+    pub traced: bool,
 }
 
 /// What [`Conv::pump`] did.
@@ -156,6 +164,8 @@ pub(super) struct Conv<'a> {
     pub session_ended: Option<String>,
     /// The HTTP exchange each request went out on, by id text.
     pub request_exchange: BTreeMap<String, u64>,
+    /// The next POST is cut after the first SSE event carrying an id (a resumption).
+    pub cut_next: bool,
 }
 
 impl<'a> Conv<'a> {
@@ -198,6 +208,7 @@ impl<'a> Conv<'a> {
             protocol_header: None,
             session_ended: None,
             request_exchange: BTreeMap::new(),
+            cut_next: false,
         }
     }
 }
@@ -292,7 +303,7 @@ impl Conv<'_> {
     /// itself tests is the vector's wherever it is seen. Anything else (the answer to a
     /// set-up request, a notification or server request unrelated to the step, an answer
     /// to no request at all) is an incidental observation.
-    fn charge(&mut self, inbound: &Inbound, v: Violation, msg: &Value) {
+    pub(super) fn charge(&mut self, inbound: &Inbound, v: Violation, msg: &Value) {
         let owner = match inbound {
             Inbound::Response { id, .. } if !id.is_null() => {
                 self.owners.get(&id.to_string()).map(|(s, _)| *s)

@@ -4,7 +4,10 @@
 //! requests the server sends mid-stream can be answered while the stream is open. The
 //! session id the server assigns and the negotiated protocol version go on every later
 //! request; `GET` opens the server's stream and `DELETE` ends the session. What arrives is
-//! handed over as events tagged with the exchange that carried them.
+//! handed over as events tagged with the exchange that carried them, each SSE message with
+//! the event id and `retry` it came with. A POST may be cut after the first event carrying
+//! an id, as a client that lost its connection there, so the stream can be resumed with a
+//! `GET` carrying `Last-Event-ID`.
 
 use super::sse;
 use std::io::Read;
@@ -24,7 +27,8 @@ pub enum HttpEvent {
         /// Its `Content-Type` (empty when absent).
         content_type: String,
     },
-    /// One message: a JSON body or the data of one SSE event.
+    /// One message: a JSON body or the data of one SSE event. An SSE event that carries
+    /// only an id or a `retry` (a priming event) comes with an empty body.
     Message {
         /// Which exchange.
         exchange: u64,
@@ -32,6 +36,20 @@ pub enum HttpEvent {
         status: u16,
         /// The octets.
         body: Vec<u8>,
+        /// The SSE event's own `id`, if it had one.
+        event_id: Option<String>,
+        /// The SSE event's `retry` (ms), if it had one.
+        retry: Option<u64>,
+    },
+    /// The client dropped the connection after the first SSE event carrying an id (an
+    /// exchange started with [`HttpClient::start_cut`]); what followed it unread is lost.
+    Cut {
+        /// Which exchange.
+        exchange: u64,
+        /// The id of that event: where the stream resumes.
+        last_event_id: String,
+        /// Complete events after it that had arrived and were dropped unread.
+        dropped: usize,
     },
     /// The body ended (`what` says how: "no body", "end of JSON body", "end of SSE stream").
     End {
@@ -56,7 +74,8 @@ impl HttpEvent {
             HttpEvent::Head { exchange, .. }
             | HttpEvent::Message { exchange, .. }
             | HttpEvent::End { exchange, .. }
-            | HttpEvent::Failed { exchange, .. } => *exchange,
+            | HttpEvent::Failed { exchange, .. }
+            | HttpEvent::Cut { exchange, .. } => *exchange,
         }
     }
 }
@@ -153,6 +172,16 @@ impl HttpClient {
     /// Starts an exchange; its events arrive through [`HttpClient::next`]. Returns its
     /// number.
     pub fn start(&mut self, ex: Exchange) -> u64 {
+        self.spawn(ex, false)
+    }
+
+    /// Starts an exchange whose SSE stream the client drops after the first event that
+    /// carries an id ([`HttpEvent::Cut`]), as a client that lost its connection there.
+    pub fn start_cut(&mut self, ex: Exchange) -> u64 {
+        self.spawn(ex, true)
+    }
+
+    fn spawn(&mut self, ex: Exchange, cut: bool) -> u64 {
         let n = self.next;
         self.next += 1;
         let agent = self.agent.clone();
@@ -163,7 +192,7 @@ impl HttpClient {
         // The thread ends when the body does; the server is killed at the end of every
         // vector, which ends any stream still open.
         std::thread::spawn(move || {
-            if let Err(why) = exchange(&agent, &url, ex, n, &tx, &session, max) {
+            if let Err(why) = exchange(&agent, &url, ex, n, &tx, &session, max, cut) {
                 let _ = tx.send(HttpEvent::Failed { exchange: n, why });
             }
         });
@@ -180,6 +209,10 @@ impl HttpClient {
     }
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one thread's whole context, passed once"
+)]
 fn exchange(
     agent: &ureq::Agent,
     url: &str,
@@ -188,6 +221,7 @@ fn exchange(
     tx: &Sender<HttpEvent>,
     session: &Mutex<Option<String>>,
     max: usize,
+    cut: bool,
 ) -> Result<(), String> {
     let mut headers: Vec<(String, String)> = Vec::new();
     match ex.verb {
@@ -277,16 +311,36 @@ fn exchange(
                 return Ok(());
             }
             let events = parser.feed(&buf[..got]).map_err(|e| e.to_string())?;
-            for e in events {
-                // Priming events (an id and empty data) carry no message.
-                if e.data.trim().is_empty() {
+            let total = events.len();
+            for (i, e) in events.into_iter().enumerate() {
+                // A priming event (an id and empty data) carries no message, but its id is
+                // where the stream resumes.
+                let message = e.has_data && !e.data.trim().is_empty();
+                if !message && e.id.is_none() && e.retry.is_none() {
                     continue;
                 }
+                let id = e.id.clone();
                 let _ = tx.send(HttpEvent::Message {
                     exchange: n,
                     status,
-                    body: e.data.into_bytes(),
+                    body: if message {
+                        e.data.into_bytes()
+                    } else {
+                        Vec::new()
+                    },
+                    event_id: e.id,
+                    retry: e.retry,
                 });
+                if let (true, Some(id)) = (cut, id) {
+                    // Returning drops the reader unfinished: ureq closes the connection
+                    // rather than pool it, which the server sees as a lost client.
+                    let _ = tx.send(HttpEvent::Cut {
+                        exchange: n,
+                        last_event_id: id,
+                        dropped: total - i - 1,
+                    });
+                    return Ok(());
+                }
             }
         }
     }
@@ -309,6 +363,8 @@ fn exchange(
             exchange: n,
             status,
             body,
+            event_id: None,
+            retry: None,
         });
         format!(
             "end of {} body",

@@ -7,6 +7,7 @@
 //! carries a key naming the defect without ids or times, so the same defect seen in many
 //! vectors counts once when it belongs to none of them (`docs/mcp-native.md`, Attribution).
 
+use super::eventids::EventIds;
 use super::schema::{self, SchemaError, VersionSchema};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,6 +115,8 @@ pub struct Peer {
     /// Tokens of requests already answered: progress on them is late.
     finished_tokens: BTreeSet<String>,
     subscribed: BTreeSet<String>,
+    /// The SSE event ids the server gave in the session (MCPN-076).
+    pub event_ids: EventIds,
     dir: PathBuf,
     schemas: BTreeMap<String, VersionSchema>,
 }
@@ -160,6 +163,7 @@ impl Peer {
             progress: BTreeMap::new(),
             finished_tokens: BTreeSet::new(),
             subscribed: BTreeSet::new(),
+            event_ids: EventIds::default(),
             dir,
             schemas: BTreeMap::new(),
         }

@@ -12,6 +12,7 @@ mod attribution;
 pub mod chan;
 mod client;
 mod conv;
+pub mod eventids;
 pub mod http;
 pub mod judge;
 mod record;

@@ -5,9 +5,11 @@
 use super::chan::{Got, TransportError};
 use super::conv::{Chan, Conv, ExState, MAX_LINE_BYTES};
 use super::http::{Exchange, HttpEvent, Verb};
+use super::judge::Inbound;
 use super::stop::Stop;
 use crate::connect::wire::Recv;
 use crate::report::result::Dir;
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// One read from the transport.
@@ -38,9 +40,16 @@ impl Conv<'_> {
                     protocol_version: self.protocol_header.clone(),
                     headers: Vec::new(),
                 };
-                let n = h.start(ex);
+                let cut = std::mem::take(&mut self.cut_next);
+                let n = if cut { h.start_cut(ex) } else { h.start(ex) };
                 self.last_exchange = Some(n);
-                self.exchanges.insert(n, ExState::default());
+                self.exchanges.insert(
+                    n,
+                    ExState {
+                        traced: cut,
+                        ..ExState::default()
+                    },
+                );
                 // Like a real client, the next message waits until this one was taken:
                 // the server's answer head (a 202, or the start of a JSON or SSE answer).
                 let d = self.deadline(self.timing.step_ms);
@@ -124,9 +133,42 @@ impl Conv<'_> {
                 self.log(Dir::Note, &format!("HTTP {status} ({ct}), exchange {n}"));
                 None
             }
-            HttpEvent::Message { status, body, .. } => {
+            HttpEvent::Message {
+                status,
+                body,
+                event_id,
+                retry,
+                ..
+            } => {
+                if retry.is_some() {
+                    st.retry = retry;
+                }
+                if let Some(id) = &event_id {
+                    st.event_ids += 1;
+                    if st.traced || body.is_empty() {
+                        let what = if body.is_empty() { ", no data" } else { "" };
+                        let r = retry.map_or(String::new(), |ms| format!(", retry {ms} ms"));
+                        self.log(
+                            Dir::Note,
+                            &format!("exchange {n}: SSE event id {id:?}{r}{what}"),
+                        );
+                    }
+                    self.event_id(id, &body);
+                }
                 self.read_total += body.len() as u64;
                 Some(Raw::Text(body, Some(status)))
+            }
+            HttpEvent::Cut {
+                last_event_id,
+                dropped,
+                ..
+            } => {
+                st.cut = Some(last_event_id.clone());
+                self.log(
+                    Dir::Note,
+                    &format!("exchange {n}: the client dropped the connection after event id {last_event_id:?} ({dropped} later event(s) that had arrived dropped unread)"),
+                );
+                None
             }
             HttpEvent::End { what, .. } => {
                 st.ended = Some(what.clone());
@@ -139,6 +181,17 @@ impl Conv<'_> {
                 None
             }
         }
+    }
+
+    /// The server gave an SSE event `id` carrying `data`: judged for MCPN-076 against every
+    /// id of the session, a reused one charged like any violation (the vector's when it
+    /// tests the rule, else an incidental observation).
+    fn event_id(&mut self, id: &str, data: &[u8]) {
+        let Some(v) = self.peer.as_mut().and_then(|p| p.event_ids.seen(id, data)) else {
+            return;
+        };
+        let what = json!({"SSE event id": id, "data": String::from_utf8_lossy(data)});
+        self.charge(&Inbound::Garbage, v, &what);
     }
 
     /// The next message octets before `deadline`.

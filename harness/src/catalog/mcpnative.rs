@@ -97,6 +97,13 @@ pub enum McpStep {
     /// Waits for the response to every request sent with `wait: false` that is not yet
     /// answered (`step_ms` for them all).
     Await,
+    /// SSE resumability (Streamable HTTP only): POSTs a request, drops the connection
+    /// after the first SSE event carrying an id, resumes with a `GET` carrying that id as
+    /// `Last-Event-ID`, and checks that the response arrives exactly once in all (before
+    /// the cut or on the resumed stream). A JSON answer, an SSE stream without ids, or a
+    /// `GET` refused make the vector not applicable (the server's choice); so does a
+    /// resumed stream that replays nothing (docs/spec-issues.md SI-044).
+    Resume(ResumeSpec),
 }
 
 /// The `call_tools` step.
@@ -253,6 +260,17 @@ pub struct HttpSpec {
     /// Extra headers (`Origin`, `Host`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+}
+
+/// The request whose stream a `resume` step cuts and resumes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeSpec {
+    /// The method.
+    pub method: String,
+    /// Its params (`${NAME}` filled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
 }
 
 /// Which session id an exchange carries.

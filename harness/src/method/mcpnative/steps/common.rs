@@ -224,6 +224,7 @@ pub(super) fn describe_step(m: &McpStep) -> String {
         McpStep::CloseStdin => "stdin closed".into(),
         McpStep::CallTools(_) => "a result from every tool the harness may call".into(),
         McpStep::Await => "a response to every request in flight".into(),
+        McpStep::Resume(r) => format!("the response to {} once across a resumption", r.method),
     }
 }
 

@@ -200,6 +200,7 @@ impl<'v> Runner<'v> {
                 })?;
                 Done::default()
             }
+            McpStep::Resume(r) => self.resume(conv, r)?,
         };
         let mut observed = done.observed.clone();
         let mut expected = String::new();

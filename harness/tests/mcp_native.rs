@@ -249,9 +249,12 @@ fn mock_server_passes_the_same_vectors_over_streamable_http() {
         let http = assert_all_pass(&rs);
         let http_only: Vec<&String> = http.iter().filter(|id| !stdio.contains(id)).collect();
         let stdio_only: Vec<&String> = stdio.iter().filter(|id| !http.contains(id)).collect();
-        // Only the transport's own vectors differ: the HTTP ones, and stdin EOF.
+        // Only the transport's own vectors differ: the HTTP ones (SSE resumability too),
+        // and stdin EOF.
         assert!(
-            http_only.iter().all(|id| id.starts_with("mcpnative_005")),
+            http_only
+                .iter()
+                .all(|id| id.starts_with("mcpnative_005") || id.starts_with("mcpnative_0066")),
             "{version}: {http_only:?}"
         );
         assert!(
@@ -428,6 +431,19 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
     }
     let cat = catalog();
     let mut wrong = Vec::new();
+    // Over Streamable HTTP, beside the others: a resumption (`Last-Event-ID`) that replays
+    // from the event it names, so the response the client already had comes again.
+    let replay = std::thread::spawn(|| {
+        let (sut, work) = mock_sut_with(
+            "broken-replay",
+            "broken-replay",
+            &[],
+            "http",
+            "2025-06-18",
+            5000,
+        );
+        run(&catalog(), &sut, &work)
+    });
     // (defect, the vector about it, its rule, every vector that fails; None: not listed)
     let cases: [(&str, &str, &str, Option<&[&str]>); 12] = [
         // 0014 opens with an expectation of its own (a counter-offer), so it judges the
@@ -585,6 +601,26 @@ fn each_schema_defect_of_a_broken_server_fails_at_must() {
         "{}",
         seen_by(&rs)
     );
+    // It fails 0066 alone, at MUST, with the redelivery rule (and the one-response rule the
+    // second copy breaks), and shows nothing in passing.
+    let rs = replay.join().expect("the replay defect's run panicked");
+    let failed: Vec<&VectorResult> = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::Pass && !out_of_scope(r))
+        .collect();
+    let caught = |r: &VectorResult| {
+        r.vector_id.starts_with("mcpnative_0066")
+            && r.verdict == Verdict::Fail
+            && r.absolute
+            && r.requirements.iter().any(|q| q == "MCPN-075")
+    };
+    if failed.len() != 1 || !caught(failed[0]) || !incidentals(&rs).is_empty() {
+        wrong.push(format!(
+            "broken-replay: expected 0066 alone to fail at MUST (MCPN-075)\n{}\n{}",
+            explain(&rs),
+            seen_by(&rs)
+        ));
+    }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 

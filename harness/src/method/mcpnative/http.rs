@@ -374,3 +374,107 @@ fn exchange(
     let _ = tx.send(HttpEvent::End { exchange: n, what });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// A server that answers one request with `body` as an SSE stream, in one write, and
+    /// keeps the connection open a while.
+    fn one_stream(body: String) -> (String, std::thread::JoinHandle<()>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", l.local_addr().unwrap());
+        let h = std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 2 {
+                line.clear();
+            }
+            let mut w = c;
+            let _ = write!(
+                w,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n{body}"
+            );
+            let _ = w.flush();
+            // Keeps the stream open: only the client's cut ends the exchange.
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        (url, h)
+    }
+
+    fn events(c: &HttpClient) -> Vec<HttpEvent> {
+        let mut out = Vec::new();
+        while let Some(e) = c.next(Instant::now() + Duration::from_millis(200)) {
+            out.push(e);
+        }
+        out
+    }
+
+    fn get(url: String) -> (HttpClient, u64) {
+        let mut c = HttpClient::new(url, 1 << 16);
+        let n = c.start_cut(Exchange {
+            verb: Verb::Get,
+            body: Vec::new(),
+            session: None,
+            protocol_version: None,
+            headers: Vec::new(),
+        });
+        (c, n)
+    }
+
+    #[test]
+    fn a_cut_stream_ends_after_the_first_event_with_an_id_and_drops_the_rest() {
+        let (url, h) = one_stream(
+            ": hi\n\nretry: 5\n\ndata: {\"a\":1}\n\nid: p\ndata: \n\ndata: {\"id\":2}\n\n".into(),
+        );
+        let (c, n) = get(url);
+        let got = events(&c);
+        h.join().unwrap();
+        let bodies: Vec<(Vec<u8>, Option<String>, Option<u64>)> = got
+            .iter()
+            .filter_map(|e| match e {
+                HttpEvent::Message {
+                    body,
+                    event_id,
+                    retry,
+                    ..
+                } => Some((body.clone(), event_id.clone(), *retry)),
+                _ => None,
+            })
+            .collect();
+        // A bare retry, a message without an id, the priming event; the response after it
+        // is dropped unread.
+        assert_eq!(
+            bodies,
+            vec![
+                (Vec::new(), None, Some(5)),
+                (b"{\"a\":1}".to_vec(), None, None),
+                (Vec::new(), Some("p".into()), None),
+            ]
+        );
+        assert!(got.contains(&HttpEvent::Cut {
+            exchange: n,
+            last_event_id: "p".into(),
+            dropped: 1
+        }));
+        assert!(!got.iter().any(|e| matches!(e, HttpEvent::End { .. })));
+    }
+
+    #[test]
+    fn a_hostile_stream_fails_the_exchange_without_a_panic() {
+        // An event larger than the bound, then nothing the client reads.
+        let (url, h) = one_stream(format!("id: {}\n\n", "x".repeat(1 << 17)));
+        let (c, n) = get(url);
+        let got = events(&c);
+        h.join().unwrap();
+        assert!(
+            got.iter()
+                .any(|e| matches!(e, HttpEvent::Failed { exchange, .. } if *exchange == n)),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|e| matches!(e, HttpEvent::Cut { .. })));
+    }
+}

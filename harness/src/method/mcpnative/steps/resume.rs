@@ -122,6 +122,8 @@ impl<'v> Runner<'v> {
                 format!("the server's SSE stream for {method} carried no event id: it does not offer resumability (event ids are a MAY)"),
             ));
         };
+        // The id as messages show it: a server's id may be long.
+        let shown = crate::support::transcript::clip_text(&last, 80);
         let before = take_response(conv, &id);
         // A client MUST wait the `retry` the server gave before reconnecting (2025-11-25).
         if let Some(ms) = cut.retry {
@@ -178,7 +180,7 @@ impl<'v> Runner<'v> {
                 if !wait_queued(conv, &id, d)? {
                     return Err(Stop::not_applicable(
                         NaCause::SutChoice,
-                        format!("the server accepted the GET with Last-Event-ID {last:?} but did not redeliver the response to {method}: replaying is a MAY, and the vector grades that reading (docs/spec-issues.md SI-044)"),
+                        format!("the server accepted the GET with Last-Event-ID {shown:?} but did not redeliver the response to {method}: replaying is a MAY, and the vector grades that reading (docs/spec-issues.md SI-044)"),
                     ));
                 }
                 let a = take_response(conv, &id)
@@ -193,7 +195,7 @@ impl<'v> Runner<'v> {
             conv.charged
                 .retain(|(k, s)| !(*k == step && s.broke.iter().any(|b| b == judge::ONE_RESPONSE)));
             return Err(Stop::fail(
-                format!("{REDELIVERY}: the response to {method} arrived {where_} and again after the resumption from event id {last:?}; a resumed stream replays only what follows the last event id, and a message goes on one stream only"),
+                format!("{REDELIVERY}: the response to {method} arrived {where_} and again after the resumption from event id {shown:?}; a resumed stream replays only what follows the last event id, and a message goes on one stream only"),
                 "the response exactly once",
                 format!("{} and {}", first.summary(), again.summary()),
             )
@@ -202,7 +204,7 @@ impl<'v> Runner<'v> {
         }
         Ok(Done {
             observed: format!(
-                "cut after event id {last:?}; the response arrived once, {where_}: {}",
+                "cut after event id {shown:?}; the response arrived once, {where_}: {}",
                 short(&first.msg.to_string())
             ),
             response: Some(first),

@@ -4,8 +4,9 @@
 
 use super::chan::{Got, TransportError};
 use super::conv::{Chan, Conv, ExState, MAX_LINE_BYTES};
+use super::eventids::UNIQUE_EVENT_IDS;
 use super::http::{Exchange, HttpEvent, Verb};
-use super::judge::Inbound;
+use super::judge::{Inbound, Violation};
 use super::stop::Stop;
 use crate::connect::wire::Recv;
 use crate::report::result::Dir;
@@ -187,8 +188,20 @@ impl Conv<'_> {
     /// id of the session, a reused one charged like any violation (the vector's when it
     /// tests the rule, else an incidental observation).
     fn event_id(&mut self, id: &str, data: &[u8]) {
-        let Some(v) = self.peer.as_mut().and_then(|p| p.event_ids.seen(id, data)) else {
+        if !self
+            .peer
+            .as_mut()
+            .is_some_and(|p| p.event_ids.reused(id, data))
+        {
             return;
+        }
+        let v = Violation {
+            rule: UNIQUE_EVENT_IDS,
+            key: format!("{UNIQUE_EVENT_IDS} an SSE event id given to two events"),
+            why: format!(
+                "the server gave SSE event id {:?} to two different events of the session; an event id MUST be unique across all streams of the session",
+                crate::support::transcript::clip_text(id, 80)
+            ),
         };
         let what = json!({"SSE event id": id, "data": String::from_utf8_lossy(data)});
         self.charge(&Inbound::Garbage, v, &what);

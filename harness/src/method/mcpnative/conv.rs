@@ -86,8 +86,6 @@ pub(super) struct ExState {
     pub content_type: String,
     pub ended: Option<String>,
     pub failed: Option<String>,
-    /// SSE events that carried an id.
-    pub event_ids: usize,
     /// The last `retry` (ms) the stream gave.
     pub retry: Option<u64>,
     /// The client cut the stream after the event with this id.

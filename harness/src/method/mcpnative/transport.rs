@@ -145,7 +145,6 @@ impl Conv<'_> {
                     st.retry = retry;
                 }
                 if let Some(id) = &event_id {
-                    st.event_ids += 1;
                     if st.traced || body.is_empty() {
                         let what = if body.is_empty() { ", no data" } else { "" };
                         let r = retry.map_or(String::new(), |ms| format!(", retry {ms} ms"));

@@ -102,7 +102,7 @@ pub enum McpStep {
     /// `Last-Event-ID`, and checks that the response arrives exactly once in all (before
     /// the cut or on the resumed stream). A JSON answer, an SSE stream without ids, or a
     /// `GET` refused make the vector not applicable (the server's choice); so does a
-    /// resumed stream that replays nothing (docs/spec-issues.md SI-044).
+    /// resumed stream that replays nothing (docs/spec-issues.md SI-046).
     Resume(ResumeSpec),
 }
 

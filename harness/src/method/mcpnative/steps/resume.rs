@@ -3,7 +3,7 @@
 //! lost its connection there; a `GET` carrying that id as `Last-Event-ID` resumes it, and
 //! the response must arrive exactly once in all. Every choice the specification leaves the
 //! server (a JSON answer, no event ids, no GET stream, no replay) makes the vector not
-//! applicable with the reason, never a failure (docs/spec-issues.md SI-044).
+//! applicable with the reason, never a failure (docs/spec-issues.md SI-046).
 
 use super::common::*;
 use super::runner::Runner;
@@ -160,7 +160,7 @@ impl<'v> Runner<'v> {
         if !(200..300).contains(&got) {
             return Err(Stop::not_applicable(
                 NaCause::SutChoice,
-                format!("the server refused to resume the stream with HTTP {got}; replaying is a MAY (docs/spec-issues.md SI-044)"),
+                format!("the server refused to resume the stream with HTTP {got}; replaying is a MAY (docs/spec-issues.md SI-046)"),
             ));
         }
         if media_type(&gs.content_type) != "text/event-stream" {
@@ -180,7 +180,7 @@ impl<'v> Runner<'v> {
                 if !wait_queued(conv, &id, d)? {
                     return Err(Stop::not_applicable(
                         NaCause::SutChoice,
-                        format!("the server accepted the GET with Last-Event-ID {shown:?} but did not redeliver the response to {method}: replaying is a MAY, and the vector grades that reading (docs/spec-issues.md SI-044)"),
+                        format!("the server accepted the GET with Last-Event-ID {shown:?} but did not redeliver the response to {method}: replaying is a MAY, and the vector grades that reading (docs/spec-issues.md SI-046)"),
                     ));
                 }
                 let a = take_response(conv, &id)

@@ -1,5 +1,5 @@
 //! The official MCP schemas: each protocol version's published `schema.json`, found through
-//! `MCP_SCHEMA_DIR` (else `../shared/mcp-schema` beside the checkout), each definition
+//! `MCP_SCHEMA_DIR` (else the mirror CI places beside the checkout), each definition
 //! compiled once per process with the `jsonschema` crate, and the check of one value against
 //! one definition. A schema that cannot be found or compiled is an error the caller must
 //! surface: it never reads as "valid".
@@ -65,7 +65,7 @@ pub enum SchemaError {
     },
 }
 
-/// Where the schemas are: `MCP_SCHEMA_DIR` when set, else `../shared/mcp-schema` beside the
+/// Where the schemas are: `MCP_SCHEMA_DIR` when set, else the `mcp-schema` mirror CI places beside the
 /// workspace this harness was built from (how CI and development checkouts are laid out).
 pub fn schema_dir() -> PathBuf {
     match std::env::var_os("MCP_SCHEMA_DIR") {

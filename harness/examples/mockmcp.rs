@@ -540,18 +540,8 @@ impl Server {
                 }
             }
             "logging/setLevel" if !stateless => {
-                let levels = [
-                    "debug",
-                    "info",
-                    "notice",
-                    "warning",
-                    "error",
-                    "critical",
-                    "alert",
-                    "emergency",
-                ];
                 let level = p("/level");
-                if let Some(n) = levels.iter().position(|l| Some(*l) == level.as_str()) {
+                if let Some(n) = LEVELS.iter().position(|l| Some(*l) == level.as_str()) {
                     self.log_floor = Some(n);
                     vec![self.ok(&id, json!({}), false)]
                 } else {

@@ -87,19 +87,11 @@ fn undeclared(steps: &[JsonRpcStep], spec: &McpNativeSpec) -> Option<String> {
             Some(McpStep::Pick(Pick::ElicitationTool)) => ToolEffect::Elicitation,
             Some(McpStep::Pick(Pick::LoggingTool)) => ToolEffect::Logging,
             Some(McpStep::Pick(Pick::Template)) if spec.templates.is_empty() => {
-                return Some(
-                    "the manifest gives values for no resource template (mcp_native.templates)"
-                        .into(),
-                )
+                return Some(steps::NO_TEMPLATE_VALUES.into())
             }
             _ => return None,
         };
-        (!spec.tools.iter().any(|t| t.does.contains(&effect))).then(|| {
-            format!(
-                "the manifest declares no tool with does: [{}] (mcp_native.tools)",
-                effect.as_str()
-            )
-        })
+        (!spec.tools.iter().any(|t| t.does.contains(&effect))).then(|| steps::no_tool_with(effect))
     })
 }
 

@@ -100,9 +100,7 @@ fn expression(expr: &str, values: &BTreeMap<String, String>) -> Result<String, E
 fn encode(s: &str, reserved: bool) -> String {
     let bytes = s.as_bytes();
     let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
+    for (i, &b) in bytes.iter().enumerate() {
         let unreserved = b.is_ascii_alphanumeric() || b"-._~".contains(&b);
         let kept = reserved && b":/?#[]@!$&'()*+,;=".contains(&b);
         let pct = reserved
@@ -114,7 +112,6 @@ fn encode(s: &str, reserved: bool) -> String {
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
-        i += 1;
     }
     out
 }

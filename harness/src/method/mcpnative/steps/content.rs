@@ -166,15 +166,24 @@ fn expect_tool_schemas(e: &McpExpect, done: &Done, acc: &mut Checked) -> Result<
     let Checked { expected, observed } = acc;
     expected
         .push("tool schemas valid in their dialect (2020-12 unless $schema names another)".into());
-    let Some(tools) = done
-        .response
-        .as_ref()
-        .and_then(|a| a.msg.pointer("/result/tools"))
+    let Some(answer) = done.response.as_ref() else {
+        return Err(Stop::harness(
+            "`tool_schemas` needs a step that waits for tools/list",
+        ));
+    };
+    // A refusal is a failure of the listing (a server that declares tools answers it), not
+    // a schema the harness could not read.
+    let Some(tools) = answer
+        .msg
+        .pointer("/result/tools")
         .and_then(Value::as_array)
     else {
-        return Err(Stop::harness(
-            "`tool_schemas` needs a step answered with a tools/list result",
-        ));
+        return Err(Stop::fail(
+            "tools/list was not answered with a list of tools",
+            expected.join("; "),
+            short(&answer.msg.to_string()),
+        )
+        .breaking(&[list_rule("tools/list").to_owned()]));
     };
     let (mut judged, mut unknown) = (0, Vec::new());
     for t in tools {

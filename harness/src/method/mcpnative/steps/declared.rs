@@ -13,6 +13,18 @@ use crate::report::result::{Dir, NaCause, Verdict};
 use crate::sut::ToolEffect;
 use serde_json::{json, Value};
 
+/// Why a vector needing a tool with `effect` does not apply to a manifest that declares none.
+pub(crate) fn no_tool_with(effect: ToolEffect) -> String {
+    format!(
+        "the manifest declares no tool with does: [{}] (mcp_native.tools)",
+        effect.as_str()
+    )
+}
+
+/// Why a vector reading a resource template does not apply to a manifest that gives no values.
+pub(crate) const NO_TEMPLATE_VALUES: &str =
+    "the manifest gives values for no resource template (mcp_native.templates)";
+
 impl<'v> Runner<'v> {
     /// The listed tools the manifest vouches for, in the manifest's order: with no effect
     /// (`None`), or with `effect`.
@@ -58,7 +70,7 @@ impl<'v> Runner<'v> {
     }
 
     /// Lists the tools and remembers their definitions (for `outputSchema` checks).
-    fn listed_tools(&mut self, conv: &mut Conv<'_>) -> Result<Vec<Value>, Stop> {
+    pub(super) fn listed_tools(&mut self, conv: &mut Conv<'_>) -> Result<Vec<Value>, Stop> {
         let tools = self.list_all(conv, "tools/list", "tools", 5)?;
         for t in &tools {
             if let Some(n) = t.get("name").and_then(Value::as_str) {
@@ -86,7 +98,7 @@ impl<'v> Runner<'v> {
         if named.is_empty() {
             return Err(Stop::not_applicable(
                 NaCause::Untested,
-                format!("the manifest declares no tool with does: [{e}] (mcp_native.tools)"),
+                no_tool_with(effect),
             ));
         }
         let named = named.join(", ");
@@ -129,10 +141,7 @@ impl<'v> Runner<'v> {
     /// expanded.
     pub(super) fn pick_template(&mut self, conv: &mut Conv<'_>) -> Result<Done, Stop> {
         if self.spec.templates.is_empty() {
-            return Err(Stop::not_applicable(
-                NaCause::Untested,
-                "the manifest gives values for no resource template (mcp_native.templates)",
-            ));
+            return Err(Stop::not_applicable(NaCause::Untested, NO_TEMPLATE_VALUES));
         }
         let ts = self.list_all(conv, "resources/templates/list", "resourceTemplates", 5)?;
         let listed: Vec<&str> = ts

@@ -18,4 +18,5 @@ mod session;
 pub use common::json_matches;
 #[cfg(test)]
 pub(super) use common::{expect_no_response, expect_response};
+pub(super) use declared::{no_tool_with, NO_TEMPLATE_VALUES};
 pub(super) use runner::{Opened, Runner};

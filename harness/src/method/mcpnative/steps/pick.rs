@@ -19,14 +19,9 @@ impl<'v> Runner<'v> {
         let untested = |why: String| Stop::not_applicable(NaCause::Untested, why);
         match p {
             Pick::Tool | Pick::ToolWithArguments => {
-                let tools = self.list_all(conv, "tools/list", "tools", 5)?;
+                let tools = self.listed_tools(conv)?;
                 if tools.is_empty() {
                     return Err(choice("the server lists no tools"));
-                }
-                for t in &tools {
-                    if let Some(n) = t.get("name").and_then(Value::as_str) {
-                        self.tools.insert(n.to_owned(), t.clone());
-                    }
                 }
                 // The tools the manifest vouches for come first, in its order; then the
                 // tools annotated as changing nothing and reaching nothing outside.

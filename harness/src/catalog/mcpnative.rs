@@ -37,6 +37,13 @@ pub struct McpVectorSpec {
     /// (`docs/mcp-native.md`, "Shared sessions").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fresh: bool,
+    /// The vector tests what a server knows of a client's session (that it initialised).
+    /// MCP makes sessions optional over Streamable HTTP: there, the harness first opens a
+    /// session of its own to learn whether the server assigns an `Mcp-Session-Id`, and a
+    /// server that does not is out of the vector's scope by its own choice. Over stdio the
+    /// connection is the session, and the flag changes nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sessions: bool,
 }
 
 /// A transport a vector can be limited to.

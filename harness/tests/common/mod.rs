@@ -55,7 +55,25 @@ pub fn example(name: &str) -> PathBuf {
         .get_or_insert_with(HashSet::new)
         .insert(name.to_owned())
     {
-        let st = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
+        // Cargo gives a test process the variables of the crate under test (CARGO_PKG_*,
+        // CARGO_MANIFEST_DIR, OUT_DIR, ...). Passed on to a nested build they differ from
+        // an outer build's, and build scripts that watch them (ring's) run again each time.
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if k.starts_with("CARGO_PKG_")
+                || k.starts_with("CARGO_CRATE_")
+                || k.starts_with("CARGO_BIN_")
+                || k == "CARGO_MANIFEST_DIR"
+                || k == "CARGO_MANIFEST_PATH"
+                || k == "CARGO_PRIMARY_PACKAGE"
+                || k == "CARGO_TARGET_TMPDIR"
+                || k == "OUT_DIR"
+            {
+                cmd.env_remove(k.as_ref());
+            }
+        }
+        let st = cmd
             .current_dir(root())
             .args(["build", "-q", "-p", "swp-conform", "--example", name])
             .status()

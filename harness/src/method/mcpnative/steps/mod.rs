@@ -11,6 +11,7 @@ mod content;
 mod declared;
 mod open;
 mod pick;
+mod probe;
 mod resume;
 mod runner;
 mod session;

@@ -244,8 +244,9 @@ impl<'v> Runner<'v> {
                 ..StepRecord::default()
             })
             .collect();
-        let mut end = None;
-        for (n, s) in steps.iter().enumerate() {
+        let mut end = self.probe_sessions(conv).err().map(End::NotApplicable);
+        let run_steps = if end.is_some() { 0 } else { steps.len() };
+        for (n, s) in steps.iter().enumerate().take(run_steps) {
             conv.focus = Focus {
                 step: n,
                 watch_all: mcp_expects(s).any(|e| e.quiet_ms.is_some()),
@@ -383,7 +384,7 @@ impl<'v> Runner<'v> {
                 step: last,
                 ..Focus::default()
             };
-            if let Err(st) = conv.drain(self.spec.timing.silence_ms) {
+            if let Err(st) = conv.settle(self.spec.timing.silence_ms) {
                 if let Some(r) = records.get_mut(last) {
                     r.failures.push(Stop {
                         why: format!("after the last step: {}", st.why),

@@ -1,5 +1,5 @@
 //! A small plain MCP server (no SWP) for testing the harness's `mcp_native` engine without
-//! network or third-party installs: `mockmcp MODE [--max-version V] [--port-file F]`.
+//! network or third-party installs: `mockmcp MODE [--max-version V] [--port-file F | --port P]`.
 //!
 //! - `good`: conformant for every `mcpnative` vector on stdio, at every version up to
 //!   `--max-version` (default 2026-07-28, where it is stateless: `server/discover`,
@@ -12,7 +12,7 @@
 //!   checks. Its SSE events carry ids unique in the session, a stream opens with a priming
 //!   event (an id, `retry` and empty data) from 2025-11-25 on, and a `GET` with
 //!   `Last-Event-ID` replays what followed that event on its stream from a small store per
-//!   session. It listens on a free loopback port and writes it to `--port-file`.
+//!   session. It listens on `--port`, or on a free loopback port it writes to `--port-file`.
 //! - `broken-<defect>`: `good` at 2025-06-18 with one deliberate defect: `serverinfo`
 //!   (`serverInfo: {}`), `toolname` (tools without `name`), `ping` (`{"pong": true}`),
 //!   `mimetype` (a numeric `mimeType` in resource contents), `prompt` (prompt messages
@@ -31,6 +31,9 @@
 //!   it twice).
 //! - `banner`: `good`, after one line that is not JSON on stdout at start-up (a banner, as
 //!   servers that log to stdout print).
+//! - `http-sessionless`: over Streamable HTTP without sessions, as MCP allows: no
+//!   `Mcp-Session-Id`, no `GET` stream, and each POST served afresh, so a request before
+//!   `initialize` is processed (nothing can tell).
 //! - `lax`: like servers seen in the wild: no answer to malformed JSON or to a request
 //!   without `jsonrpc`, and requests are processed before `initialize`.
 //! - `nullid`: `good`, but an Invalid Request (no `jsonrpc`) is answered with `id: null`
@@ -77,6 +80,9 @@ struct Config {
     garbage: bool,
     crash: bool,
     http: bool,
+    /// Over HTTP, no sessions at all: no `Mcp-Session-Id`, every POST served by a server
+    /// state of its own.
+    sessionless: bool,
     max_version: String,
     defects: Defects,
 }
@@ -745,11 +751,12 @@ fn config(mode: &str, max_version: String) -> Config {
         None => {}
     }
     Config {
-        lax: mode == "lax",
+        lax: mode == "lax" || mode == "http-sessionless",
         null_invalid: mode == "nullid",
         garbage: mode == "garbage",
         crash: mode == "crash",
-        http: mode == "http" || mode == "broken-replay",
+        http: matches!(mode, "http" | "broken-replay" | "http-sessionless"),
+        sessionless: mode == "http-sessionless",
         max_version: if broken.is_some() && broken != Some("toolschema") {
             "2025-06-18".into()
         } else {
@@ -778,11 +785,13 @@ fn main() {
         println!("mockmcp 0 listening on stdio");
     }
     if cfg.http {
-        let Some(port_file) = opt("--port-file") else {
-            eprintln!("mockmcp http needs --port-file");
+        let port_file = opt("--port-file");
+        let port = opt("--port").and_then(|p| p.parse::<u16>().ok());
+        if port_file.is_none() && port.is_none() {
+            eprintln!("mockmcp http needs --port-file or --port");
             std::process::exit(2);
-        };
-        serve_http(cfg, &port_file);
+        }
+        serve_http(cfg, port.unwrap_or(0), port_file.as_deref());
         return;
     }
     let mut server = Server::new(cfg);
@@ -878,10 +887,13 @@ fn respond_sse(w: &mut TcpStream, headers: &[(&str, String)], events: &[String])
     let _ = w.flush();
 }
 
-fn serve_http(cfg: Config, port_file: &str) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+/// Serves on `port` (0: any free one), writing the port to `port_file` when given.
+fn serve_http(cfg: Config, port: u16, port_file: Option<&str>) {
+    let listener = TcpListener::bind(("127.0.0.1", port)).expect("bind");
     let port = listener.local_addr().expect("addr").port();
-    std::fs::write(port_file, port.to_string()).expect("port file");
+    if let Some(f) = port_file {
+        std::fs::write(f, port.to_string()).expect("port file");
+    }
     let sessions: Sessions = Arc::new(Mutex::new(HashMap::new()));
     let next = Arc::new(Mutex::new(0u64));
     for conn in listener.incoming() {
@@ -925,6 +937,10 @@ fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<
                 .is_some_and(|s| sessions.lock().map(|m| m.contains_key(s)).unwrap_or(false))
         };
         match req.method.as_str() {
+            "GET" | "DELETE" if cfg.sessionless => {
+                respond(&mut w, "405 Method Not Allowed", &[], b"");
+                continue;
+            }
             "GET" => {
                 if !known(&sid) {
                     respond(
@@ -1000,6 +1016,22 @@ fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<
                 continue;
             }
         };
+        let request = msg.get("id").is_some() && msg.get("method").is_some();
+        if cfg.sessionless {
+            // Nothing is kept between requests, so nothing can tell whether the client
+            // initialised: every request is processed.
+            let out = Server::new(cfg.clone()).message(msg);
+            match out.first() {
+                Some(m) if request => respond(
+                    &mut w,
+                    "200 OK",
+                    &[("Content-Type", "application/json".into())],
+                    m.to_string().as_bytes(),
+                ),
+                _ => respond(&mut w, "202 Accepted", &[], b""),
+            }
+            continue;
+        }
         let is_init = msg.get("method") == Some(&json!("initialize"));
         let session = if is_init {
             let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
@@ -1022,7 +1054,6 @@ fn connection(conn: TcpStream, cfg: Config, sessions: Sessions, next: Arc<Mutex<
                 Some(s) => s,
             }
         };
-        let request = msg.get("id").is_some() && msg.get("method").is_some();
         let sse = matches!(
             msg.get("method").and_then(Value::as_str),
             Some("tools/call" | "ping")

@@ -25,7 +25,7 @@ use std::process::Command;
 use swp_conform::catalog::Catalog;
 use swp_conform::method::{self, Setup};
 use swp_conform::plan::select::{select, Selection};
-use swp_conform::report::result::{VectorResult, Verdict};
+use swp_conform::report::result::{NaCause, VectorResult, Verdict};
 use swp_conform::sut::Sut;
 
 fn run(cat: &Catalog, sut: &Sut, work: &Path) -> Vec<VectorResult> {
@@ -320,6 +320,62 @@ fn shared_sessions_give_the_verdicts_of_one_server_per_vector() {
     }
 }
 
+/// A server on a port the harness chooses (`${PORT}`) gets a spare started while a vector
+/// runs: the `fresh` vectors take it instead of waiting for a start-up, the server the other
+/// vectors use stays running beside them, and no verdict changes against the same server
+/// found through a port file (no spare).
+#[test]
+fn spare_servers_change_no_verdict_and_save_the_starts() {
+    if !schemas_here("spare_servers_change_no_verdict_and_save_the_starts") {
+        return;
+    }
+    let cat = catalog();
+    let (sut, work) = mock_sut_with("http-portfile", "http", &[], "http", "2025-06-18", 5000);
+    let by_file = run(&cat, &sut, &work);
+    let (_, work) = mock_sut_with("http-port", "http", &[], "http", "2025-06-18", 5000);
+    let p = work.join("manifest.yaml");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace(r#""--port-file", "${PORT_FILE}""#, r#""--port", "${PORT}""#);
+    assert!(text.contains("${PORT}"), "{text}");
+    std::fs::write(&p, text).unwrap();
+    let by_port = run(&cat, &Sut::load(&p).unwrap(), &work);
+    assert_eq!(
+        verdicts(&by_file),
+        verdicts(&by_port),
+        "{}",
+        explain(&by_port)
+    );
+    assert_eq!(incidentals(&by_file), incidentals(&by_port));
+    let started = |rs: &[VectorResult]| {
+        rs.iter()
+            .filter(|r| {
+                r.transcript
+                    .iter()
+                    .any(|e| e.data.starts_with("started mcp-native") && !e.data.contains("ahead"))
+            })
+            .map(|r| r.vector_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let ahead: Vec<&str> = by_port
+        .iter()
+        .filter(|r| {
+            r.transcript
+                .iter()
+                .any(|e| e.data.contains("ahead of the vector"))
+        })
+        .map(|r| r.vector_id.as_str())
+        .collect();
+    // Only the first vector waited for a start; every fresh vector found a spare listening.
+    assert_eq!(started(&by_port).len(), 1, "{:?}", started(&by_port));
+    assert!(
+        ahead.iter().any(|id| id.starts_with("mcpnative_0025")),
+        "{ahead:?}"
+    );
+    assert!(started(&by_file).len() > 1, "{:?}", started(&by_file));
+    assert!(work.join("sut-stderr/spare-1.log").is_file());
+}
+
 /// An Invalid Request may be answered with its own id or with a null one (JSON-RPC 2.0 §5;
 /// docs/spec-issues.md SI-043): both pass mcpnative_0010, and the null id is no defect.
 #[test]
@@ -335,6 +391,35 @@ fn an_invalid_request_may_be_answered_with_a_null_id() {
         assert_eq!(rs[0].verdict, Verdict::Pass, "{mode}\n{}", explain(&rs));
         assert!(rs[0].incidental.is_empty(), "{mode}\n{}", seen_by(&rs));
     }
+}
+
+/// A request before `initialize` (0011) is judged only where the server can know it came
+/// first: over Streamable HTTP a server with sessions refuses it (passes), and one without
+/// sessions, which MCP allows, is out of the vector's scope by its choice instead of failing.
+#[test]
+fn a_server_without_sessions_is_out_of_scope_for_a_request_before_initialize() {
+    if !schemas_here("a_server_without_sessions_is_out_of_scope_for_a_request_before_initialize") {
+        return;
+    }
+    let cat = catalog();
+    for (mode, want) in [
+        ("http", Verdict::Pass),
+        ("http-sessionless", Verdict::NotApplicable),
+    ] {
+        let (sut, work) = mock_sut_with(mode, mode, &[], "http", "2025-06-18", 5000);
+        let rs = run_only(&cat, &sut, &work, &["mcpnative_0011_*"]);
+        assert_eq!(rs.len(), 1, "{mode}");
+        assert_eq!(rs[0].verdict, want, "{mode}\n{}", explain(&rs));
+        if want == Verdict::NotApplicable {
+            let why = rs[0].detail.as_deref().unwrap_or("");
+            assert!(why.contains("no Mcp-Session-Id"), "{mode}: {why}");
+            assert_eq!(rs[0].na_cause, Some(NaCause::SutChoice), "{mode}");
+        }
+    }
+    // Over stdio the connection is the session: the lax server's answer still fails.
+    let (sut, work) = mock_sut("lax");
+    let rs = run_only(&cat, &sut, &work, &["mcpnative_0011_*"]);
+    assert_eq!(rs[0].verdict, Verdict::Fail, "lax\n{}", explain(&rs));
 }
 
 /// A run against an MCP server is about MCP: its report has no SWP class lines (which
@@ -877,8 +962,12 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
     let out = root().join("reports/third-party").join(dir);
     let expected_path = out.join("expected.json");
     let previous = read_expected(&expected_path).unwrap_or_default();
+    // The full report of every run goes beside the run's logs, for reading (a CI artifact).
+    // It is not committed: its transcripts and details carry ids and timings a server
+    // chooses, so it could be pinned only by redacting what it is read for. What is pinned
+    // is expected.json (each verdict, with the rule of every non-pass) and incidental.json.
+    write_full_report(cat, &sut, &work, &rs, started.elapsed())?;
     if common::update_switch("SWP_UPDATE_REPORTS") {
-        use swp_conform::report::model::{Report, RunInfo, SutInfo};
         // Out of scope (a capability not declared, another version or transport) is no
         // deviation: its reason is the explanation.
         let rebuilt = rebuild_expected(&rs, &previous, |r| {
@@ -887,42 +976,9 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
         });
         std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
         write_incidental(&out.join("incidental.json"), &rs)?;
-        let mut report = Report::new(
-            RunInfo {
-                pattern: "mcpnative_*".into(),
-                no_fallback: true,
-                timestamp_utc: swp_conform::report::model::rfc3339(
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_secs())
-                        .unwrap_or(0),
-                ),
-                runner_git_sha: swp_conform::report::model::runner_git_sha(),
-                duration_ms: started.elapsed().as_millis() as u64,
-                command: vec!["cargo test -p swp-conform --test mcp_native".into()],
-                interrupted: false,
-                ..Default::default()
-            },
-            SutInfo {
-                name: sut.manifest.name.clone(),
-                version: sut.manifest.version.clone(),
-                reported: method::open(cat, &sut, &Setup::new(&work))
-                    .map_err(|e| e.to_string())?
-                    .describe(),
-            },
-            rs,
-            false,
-        );
-        report.attach(
-            cat,
-            swp_conform::cli::digests(cat, &sut).map_err(|e| e.to_string())?,
-        );
-        std::fs::write(out.join("report.json"), report.to_json()).map_err(|e| e.to_string())?;
         let text = serde_json::to_string_pretty(&rebuilt).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;
-        return Err(format!(
-            "{dir}: rewrote report.json, expected.json and incidental.json"
-        ));
+        return Err(format!("{dir}: rewrote expected.json and incidental.json"));
     }
     let want = read_expected(&expected_path)?;
     let mut diff = compare_expected(&rs, &want);
@@ -936,6 +992,49 @@ fn real_server(cat: &Catalog, manifest: &str, dir: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Writes the report of one real server's run to `work/report.json`.
+fn write_full_report(
+    cat: &Catalog,
+    sut: &Sut,
+    work: &Path,
+    rs: &[VectorResult],
+    took: std::time::Duration,
+) -> Result<(), String> {
+    use swp_conform::report::model::{Report, RunInfo, SutInfo};
+    let mut report = Report::new(
+        RunInfo {
+            pattern: "mcpnative_*".into(),
+            no_fallback: true,
+            timestamp_utc: swp_conform::report::model::rfc3339(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0),
+            ),
+            runner_git_sha: swp_conform::report::model::runner_git_sha(),
+            duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+            command: vec!["cargo test -p swp-conform --test mcp_native".into()],
+            interrupted: false,
+            ..Default::default()
+        },
+        SutInfo {
+            name: sut.manifest.name.clone(),
+            version: sut.manifest.version.clone(),
+            reported: method::open(cat, sut, &Setup::new(work))
+                .map_err(|e| e.to_string())?
+                .describe(),
+        },
+        rs.to_vec(),
+        false,
+    );
+    report.attach(
+        cat,
+        swp_conform::cli::digests(cat, sut).map_err(|e| e.to_string())?,
+    );
+    std::fs::create_dir_all(work).map_err(|e| e.to_string())?;
+    std::fs::write(work.join("report.json"), report.to_json()).map_err(|e| e.to_string())
 }
 
 /// A defect a real server showed in passing, as reports/third-party/<server>/incidental.json

@@ -55,8 +55,10 @@ pub struct McpNativeSpec {
     /// The Streamable HTTP endpoint's path (default `/mcp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Deadlines and bounds (`silence_ms` and `max_frame_bytes` are unused; a line is at
-    /// most 4 MiB and a vector reads at most `max_read_bytes`).
+    /// Deadlines and bounds (`max_frame_bytes` is unused: a line is at most 4 MiB and a
+    /// vector reads at most `max_read_bytes`). `silence_ms` is the quiet window: how long
+    /// late duplicates are watched for after a vector's last step, and after a resumed
+    /// stream's response; over Streamable HTTP it ends early once no response is open.
     #[serde(default)]
     pub timing: Timing,
     /// What this server calls the things vectors refer to, as `${NAME}` values, e.g.

@@ -621,14 +621,39 @@ impl Conv<'_> {
     }
 
     /// Takes in everything that arrives for `ms`: late duplicates and stray messages are
-    /// judged too.
+    /// judged too. It waits the whole time (a `retry` the client must honour).
     pub fn drain(&mut self, ms: u64) -> Result<(), Stop> {
+        self.take_in(ms, false)
+    }
+
+    /// A quiet window of `ms`: as [`Conv::drain`], but over when nothing more can arrive.
+    pub fn settle(&mut self, ms: u64) -> Result<(), Stop> {
+        self.take_in(ms, true)
+    }
+
+    fn take_in(&mut self, ms: u64, early: bool) -> Result<(), Stop> {
         let deadline = self.deadline(ms);
         loop {
+            if early && self.nothing_open() {
+                return Ok(());
+            }
             match self.pump(deadline)? {
                 Pumped::Got => {}
                 Pumped::Timeout | Pumped::Closed(_) => return Ok(()),
             }
         }
+    }
+
+    /// Over HTTP a server can speak only on a response still open: when every exchange
+    /// of the conversation has ended (its JSON body read, its SSE stream closed, or cut
+    /// by the client), nothing more can arrive, and a quiet window has nothing to wait
+    /// for. An open `GET` stream, or a POST not yet answered, keeps it waiting. The events
+    /// of one exchange arrive in order, so its end is taken in after all it carried.
+    fn nothing_open(&self) -> bool {
+        matches!(self.chan, Chan::Http(_))
+            && self
+                .exchanges
+                .values()
+                .all(|e| e.ended.is_some() || e.failed.is_some() || e.cut.is_some())
     }
 }

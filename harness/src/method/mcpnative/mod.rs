@@ -18,6 +18,7 @@ pub mod judge;
 mod record;
 pub mod schema;
 mod share;
+mod spare;
 pub mod sse;
 mod steps;
 mod stop;
@@ -59,6 +60,9 @@ pub struct McpNativeMethod<'a> {
     /// a session is the server's to open, not a process's, so a vector that needs a session
     /// of its own opens one on the running server.
     idle: Option<share::Idle>,
+    /// A server started ahead of need, listening on a port of its own, for the next vector
+    /// that needs a new process.
+    spares: spare::Spares,
 }
 
 /// The `${NAME}`s a text uses that `vars` does not define.
@@ -128,6 +132,7 @@ impl<'a> McpNativeMethod<'a> {
             work: std::path::absolute(work).unwrap_or_else(|_| work.to_owned()),
             shared: None,
             idle: None,
+            spares: spare::Spares::default(),
         }
     }
 
@@ -229,8 +234,10 @@ impl TestMethod for McpNativeMethod<'_> {
                 self.shared = Some(s);
                 None
             }
-            // On HTTP it opens a session of its own on the running server.
-            Some(s) if alive && reuse_proc => {
+            // On HTTP it opens a session of its own on the running server; a vector that
+            // needs a server of its own leaves it running for the vectors after it, when
+            // the harness chose its port (no other process can want that port).
+            Some(s) if alive && (reuse_proc || self.uses_port()) => {
                 if let Chan::Http(c) = &s.chan {
                     self.idle = Some(share::Idle {
                         url: c.url().to_owned(),
@@ -243,11 +250,18 @@ impl TestMethod for McpNativeMethod<'_> {
             // Otherwise a server on a port is stopped first, in case its port is fixed.
             _ => None,
         };
-        let idle = self
-            .idle
-            .take()
-            .filter(|_| kept.is_none() && reuse_proc)
-            .and_then(|mut i| i.proc.exited().is_none().then_some(i));
+        let idle = match self.idle.take() {
+            Some(i) if kept.is_none() && reuse_proc => Some(i),
+            // A vector that needs a server of its own leaves the running one for the
+            // vectors after it when the harness chose its port, which no other process can
+            // want; otherwise that server is stopped first, in case its port is fixed.
+            Some(i) if self.uses_port() => {
+                self.idle = Some(i);
+                None
+            }
+            _ => None,
+        }
+        .and_then(|mut i| i.proc.exited().is_none().then_some(i));
         let running = idle.is_some();
         let (parts, reuse) = match (kept, idle) {
             (None, Some(i)) => (
@@ -259,6 +273,7 @@ impl TestMethod for McpNativeMethod<'_> {
                     start_t: Instant::now(),
                     grace: None,
                     log: i.log,
+                    ahead: false,
                 },
                 None,
             ),
@@ -272,6 +287,7 @@ impl TestMethod for McpNativeMethod<'_> {
                         start_t: Instant::now(),
                         grace: None,
                         log: s.log,
+                        ahead: false,
                     },
                     Some((s.opened, s.next_id)),
                 ),
@@ -289,7 +305,10 @@ impl TestMethod for McpNativeMethod<'_> {
             start_t,
             grace,
             log,
+            ahead,
         } = parts;
+        // The next vector that needs a new process finds one started while this one runs.
+        self.warm_spare();
         let tl = Timeline::starting(
             &SYSTEM,
             start_t,
@@ -318,6 +337,14 @@ impl TestMethod for McpNativeMethod<'_> {
                 Dir::Note,
                 &format!(
                     "{}, already running; a session of the vector's own (its stderr: {})",
+                    self.describe(),
+                    log.display()
+                ),
+            ),
+            None if ahead => conv.log(
+                Dir::Note,
+                &format!(
+                    "started {} ahead of the vector, and listening (its stderr: {})",
                     self.describe(),
                     log.display()
                 ),
@@ -412,53 +439,29 @@ struct Parts {
     grace: Option<Duration>,
     /// Where the server writes its stderr.
     log: PathBuf,
+    /// A spare started before the vector.
+    ahead: bool,
 }
 
 impl McpNativeMethod<'_> {
     /// Starts the server for `v` and connects to it; the outcome of a vector that cannot
     /// start.
-    fn start(&self, v: &Vector, body: &JsonRpcBody, method: Method) -> Result<Parts, Box<Outcome>> {
-        // One log per started server, so a server's complaint sits beside the vector that
-        // started it.
-        let logs = self.work.join("sut-stderr");
-        let _ = std::fs::create_dir_all(&logs);
-        let log = logs.join(format!("{}.log", v.header.id));
-        let _ = std::fs::remove_file(&log);
+    fn start(
+        &mut self,
+        v: &Vector,
+        body: &JsonRpcBody,
+        method: Method,
+    ) -> Result<Parts, Box<Outcome>> {
         let port_file = self.work.join("port");
-        let _ = std::fs::remove_file(&port_file);
-        let mut vars = BTreeMap::new();
-        vars.insert("PORT_FILE", port_file.display().to_string());
-        vars.insert("WORK", self.work.display().to_string());
-        let uses_port = std::iter::once(&self.start.command)
-            .chain(&self.start.args)
-            .chain(self.start.env.values())
-            .any(|a| a.contains("${PORT}"));
-        let mut chosen_port = None;
-        if uses_port {
-            match free_port() {
-                Ok(p) => {
-                    vars.insert("PORT", p.to_string());
-                    chosen_port = Some(p);
-                }
-                Err(e) => {
-                    return Err(Box::new(Outcome::stop(
-                        Verdict::HarnessError,
-                        format!("no free loopback port for the server: {e}"),
-                    )))
-                }
-            }
-        }
-        let stdio = self.spec.transport == McpTransport::Stdio;
-        let mut p = match process::spawn(&self.start, &self.base, &vars, stdio, &log) {
-            Ok(p) => p,
-            Err(e) => {
-                return Err(Box::new(Outcome::stop(
-                    Verdict::Crash,
-                    format!("the server could not be started: {e}"),
-                )))
+        let (mut p, chosen_port, log, ahead) = match self.spares.take() {
+            Some(s) => (s.proc, Some(s.port), s.log, true),
+            None => {
+                let (p, port, log) = self.spawn(&v.header.id)?;
+                (p, port, log, false)
             }
         };
         let start_t = Instant::now();
+        let stdio = self.spec.transport == McpTransport::Stdio;
         let chan = match self.connect(&mut p, &port_file, chosen_port) {
             Ok(c) => c,
             Err((verdict, why)) => return Err(Box::new(Outcome::stop(verdict, why))),
@@ -474,7 +477,69 @@ impl McpNativeMethod<'_> {
             // transports the harness waited for it to listen.
             grace: stdio.then(|| Duration::from_millis(self.spec.timing.start_ms)),
             log,
+            ahead,
         })
+    }
+
+    /// Starts a spare server, unless one is waiting or the server is not on a port the
+    /// harness chooses over a network transport (see `spare`).
+    fn warm_spare(&mut self) {
+        if self.spec.transport == McpTransport::Stdio || !self.uses_port() {
+            return;
+        }
+        let mut spares = std::mem::take(&mut self.spares);
+        spares.warm(|name| match self.spawn(name) {
+            Ok((proc, Some(port), log)) => Some(spare::Spare { proc, port, log }),
+            _ => None,
+        });
+        self.spares = spares;
+    }
+
+    /// Whether the start command takes the port from the harness (`${PORT}`).
+    fn uses_port(&self) -> bool {
+        std::iter::once(&self.start.command)
+            .chain(&self.start.args)
+            .chain(self.start.env.values())
+            .any(|a| a.contains("${PORT}"))
+    }
+
+    /// Starts a server process, its stderr in `sut-stderr/<log_name>.log`: the process, the
+    /// port chosen for it (`${PORT}`) and the log.
+    fn spawn(&self, log_name: &str) -> Result<(Supervised, Option<u16>, PathBuf), Box<Outcome>> {
+        // One log per started server, so a server's complaint sits beside the vector that
+        // started it.
+        let logs = self.work.join("sut-stderr");
+        let _ = std::fs::create_dir_all(&logs);
+        let log = logs.join(format!("{log_name}.log"));
+        let _ = std::fs::remove_file(&log);
+        let port_file = self.work.join("port");
+        let _ = std::fs::remove_file(&port_file);
+        let mut vars = BTreeMap::new();
+        vars.insert("PORT_FILE", port_file.display().to_string());
+        vars.insert("WORK", self.work.display().to_string());
+        let mut chosen_port = None;
+        if self.uses_port() {
+            match free_port() {
+                Ok(p) => {
+                    vars.insert("PORT", p.to_string());
+                    chosen_port = Some(p);
+                }
+                Err(e) => {
+                    return Err(Box::new(Outcome::stop(
+                        Verdict::HarnessError,
+                        format!("no free loopback port for the server: {e}"),
+                    )))
+                }
+            }
+        }
+        let stdio = self.spec.transport == McpTransport::Stdio;
+        match process::spawn(&self.start, &self.base, &vars, stdio, &log) {
+            Ok(p) => Ok((p, chosen_port, log)),
+            Err(e) => Err(Box::new(Outcome::stop(
+                Verdict::Crash,
+                format!("the server could not be started: {e}"),
+            ))),
+        }
     }
 }
 

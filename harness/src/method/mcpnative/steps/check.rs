@@ -566,7 +566,7 @@ impl<'v> Runner<'v> {
         expected.push(format!(
             "nothing but answers to requests in flight within {ms} ms"
         ));
-        conv.drain(ms)?;
+        conv.settle(ms)?;
         if conv.peer.is_none() {
             if let Some(a) = conv.inbox.pop_front() {
                 return Err(Stop::fail(

@@ -27,6 +27,7 @@ pub mod policyhint;
 pub mod profile;
 pub mod relay;
 pub mod rpc;
+pub mod scan;
 pub mod state;
 pub mod tooldisc;
 

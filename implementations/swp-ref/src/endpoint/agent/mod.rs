@@ -165,6 +165,13 @@ pub trait ProfileAgent: Sized {
     /// A message from the peer that its profile decoded; `Err` is sent as an error frame.
     fn on_message(&mut self, m: Msg<Self>, at: Incoming<'_>) -> Result<Action, Reject>;
 
+    /// A refusal decided before the payload is decoded, from a cheap look at its octets
+    /// (`swp_profiles::scan`): for a message whose decoding alone would cost more than a
+    /// cap allows.
+    fn before_decode(&self, _msg_type: u64, _payload: &[u8]) -> Option<Reject> {
+        None
+    }
+
     /// The detail of the error frame for a refusal by the profile's machine.
     fn refusal(e: &Refused<Self>) -> String {
         e.to_string()
@@ -192,12 +199,19 @@ pub trait ProfileAgent: Sized {
         scope: &str,
         now_ms: u64,
     ) -> Action {
+        if let Some(r) = self.before_decode(msg_type, payload) {
+            return Action::Reject(r);
+        }
         let m = match Self::Profile::decode(self.form(), msg_type, payload) {
             Ok(m) => m,
             Err(e) => return Action::Reject(refusal(WireError::code(&e), e)),
         };
+        // A msg_id cut from the frame's buffer would pin the whole frame (up to 8 MiB) for
+        // as long as an agent keeps it (a slow call, a pending reply): the agent gets its
+        // own copy of the few octets.
+        let msg_id = Bytes::copy_from_slice(msg_id);
         let at = Incoming {
-            msg_id,
+            msg_id: &msg_id,
             scope,
             now_ms,
         };

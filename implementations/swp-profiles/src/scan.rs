@@ -1,5 +1,6 @@
 //! Cheap looks into an encoded P1 payload before it is decoded: how many times a field
-//! occurs, read from the wire format's tags and lengths alone, allocating nothing. A
+//! occurs, and how long its longest value is, read from the wire format's tags and lengths
+//! alone, allocating nothing. A
 //! receiver whose cap a message would pass can so refuse it for the cost of a scan instead
 //! of a decode (120k constraints of a POLICY_HINT_SET are 480k allocations to decode).
 
@@ -66,6 +67,35 @@ pub fn count_field(form: P1Form, msg_type: u64, payload: &[u8], field: u64) -> O
     }
 }
 
+/// The length of the longest value found at `path` (field numbers, outermost first; every
+/// field but the last a length-delimited message) in the bare message in `payload` (of
+/// `form`), over every occurrence of each field on the way (repeated fields, merged
+/// members). `Some(0)` when nothing is there; `None`: not well-formed.
+pub fn longest(form: P1Form, msg_type: u64, payload: &[u8], path: &[u64]) -> Option<usize> {
+    fn walk(buf: &[u8], path: &[u64]) -> Option<usize> {
+        let Some((first, rest)) = path.split_first() else {
+            return Some(buf.len());
+        };
+        let mut most = 0usize;
+        each_field(buf, |f, v| {
+            if f == *first {
+                most = most.max(walk(v, rest)?);
+            }
+            Some(())
+        })?;
+        Some(most)
+    }
+    match form {
+        P1Form::Message => walk(payload, path),
+        P1Form::Wrapper => {
+            let mut wrapped = Vec::with_capacity(path.len() + 1);
+            wrapped.push(msg_type);
+            wrapped.extend_from_slice(path);
+            walk(payload, &wrapped)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +127,31 @@ mod tests {
         twice.extend_from_slice(&wrapped);
         assert_eq!(count_field(P1Form::Wrapper, 1, &twice, 1), Some(600));
         assert_eq!(count_field(P1Form::Message, 1, &[], 1), Some(0));
+    }
+
+    #[test]
+    fn the_longest_value_at_a_nested_path_in_both_forms() {
+        let mut bare = set(3);
+        bare.extend_from_slice(
+            &PolicyHintSet {
+                constraints: vec![Constraint {
+                    key: "k".repeat(700),
+                    value: "v".into(),
+                    mode: "MAY".into(),
+                    scope_ref: "s".repeat(9),
+                }],
+            }
+            .encode_to_vec(),
+        );
+        assert_eq!(longest(P1Form::Message, 1, &bare, &[1, 1]), Some(700));
+        assert_eq!(longest(P1Form::Message, 1, &bare, &[1, 4]), Some(9));
+        assert_eq!(longest(P1Form::Message, 1, &bare, &[7]), Some(0));
+        let wrapped = P1Form::Wrapper.frame(1, bare);
+        assert_eq!(longest(P1Form::Wrapper, 1, &wrapped, &[1, 1]), Some(700));
+        assert_eq!(
+            longest(P1Form::Message, 1, &[0x0a, 0x05, 0x0a], &[1, 1]),
+            None
+        );
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! fresh client is still answered promptly.
 
 #[path = "hostile/support.rs"]
-#[expect(dead_code, reason = "the support of tests/hostile.rs, of which these tests use a part")]
+#[expect(
+    dead_code,
+    reason = "the support of tests/hostile.rs, of which these tests use a part"
+)]
 mod support;
 
 use bytes::Bytes;
@@ -88,4 +91,117 @@ fn a_huge_policy_hint_set_costs_no_cpu_and_wedges_nothing() {
     // alone the pairwise check (1,640 ticks for half of one set).
     let cpu = s.cpu_ticks() - cpu0;
     assert!(cpu <= 25, "the server used {cpu} ticks of CPU for two sets");
+}
+
+/// The flag set of issue 30, whose documented ceiling is 16 MiB + 8 × 40 KiB + 8 MiB.
+const TIGHT: [&str; 6] = [
+    "--max-connections",
+    "8",
+    "--memory-budget",
+    "8MiB",
+    "--conn-memory",
+    "8MiB",
+];
+const CEILING_KIB: u64 = 16 * 1024 + 8 * 40 + 8 * 1024;
+
+/// Messages whose identifier a profile keeps per connection, each with a 1 MiB identifier:
+/// before the cap, forty of them made the server hold 175-375 MiB.
+fn long_id_messages() -> Vec<(&'static str, u64, u64, Vec<u8>)> {
+    use swp_profiles::p1::pb::{artifact, cred, events, relay, rpc};
+    let id = || bytes::Bytes::from(vec![b'i'; 1 << 20]);
+    let text = || "i".repeat(1 << 20);
+    vec![
+        (
+            "RELAY_PUBLISH delivery_id",
+            19,
+            1,
+            relay::RelayPublish {
+                delivery_id: id(),
+                topic: "t".into(),
+                payload: bytes::Bytes::from_static(b"x"),
+                ttl_ms: 60_000,
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "ART_OFFER artifact_id",
+            14,
+            1,
+            artifact::ArtOffer {
+                artifact_id: text(),
+                total_size: 1,
+                hash_alg: "sha-256".into(),
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "EVT_PUBLISH event_id",
+            13,
+            1,
+            events::EvtPublish {
+                event: Some(events::EventRecord {
+                    event_id: text(),
+                    event_type: "t".into(),
+                    ..Default::default()
+                }),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "CRED_REVOKE chain_id",
+            15,
+            3,
+            cred::CredRevoke {
+                chain_id: id(),
+                reason: "r".into(),
+            }
+            .encode_to_vec(),
+        ),
+        (
+            "RPC_REQ rpc_id",
+            12,
+            1,
+            rpc::RpcReq {
+                rpc_id: id(),
+                method: "swp.test.echo".into(),
+                ..Default::default()
+            }
+            .encode_to_vec(),
+        ),
+    ]
+}
+
+/// Forty messages of each kind with a 1 MiB identifier, from one client under the tight
+/// flags: each is refused as a quota, the server stays under the documented ceiling, and a
+/// fresh client is answered within 100 ms.
+#[test]
+fn long_identifiers_are_refused_and_hold_no_memory() {
+    let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+    args.extend(TIGHT);
+    let s = Proc::start("profile-long-ids", &args, None);
+    let mut c = s.connect();
+    for (what, profile, msg_type, payload) in long_id_messages() {
+        for n in 0..40u32 {
+            let id = format!("long-id-{profile}-{n:06}");
+            c.write_all(&profile_frame(
+                profile,
+                msg_type,
+                id.as_bytes(),
+                payload.clone(),
+            ))
+            .unwrap();
+            let r = read_frame(&mut c)
+                .unwrap()
+                .unwrap_or_else(|| panic!("{what}: the connection closed"));
+            assert!(
+                String::from_utf8_lossy(&r.payload).contains("ERR_RATE_LIMIT_EXCEEDED"),
+                "{what}: {r:?}"
+            );
+        }
+        let rss = s.rss_kib();
+        assert!(rss < CEILING_KIB, "{what}: RSS {rss} KiB");
+        let took = fresh_ping(s.port);
+        assert!(took < Duration::from_millis(100), "{what}: {took:?}");
+    }
 }

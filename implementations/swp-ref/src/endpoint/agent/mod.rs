@@ -25,6 +25,7 @@ pub mod agdisc;
 pub mod artifact;
 pub mod cred;
 pub mod events;
+pub mod ids;
 pub mod obs;
 pub mod policyhint;
 pub mod relay;
@@ -199,7 +200,12 @@ pub trait ProfileAgent: Sized {
         scope: &str,
         now_ms: u64,
     ) -> Action {
-        if let Some(r) = self.before_decode(msg_type, payload) {
+        let id = <Self::Profile as Profile>::ID;
+        // The profile's own look first: it refuses what is too big to scan further.
+        if let Some(r) = self
+            .before_decode(msg_type, payload)
+            .or_else(|| ids::too_long(id, self.form(), msg_type, payload))
+        {
             return Action::Reject(r);
         }
         let m = match Self::Profile::decode(self.form(), msg_type, payload) {

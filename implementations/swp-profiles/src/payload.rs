@@ -171,8 +171,9 @@ pub(crate) fn hex(b: &[u8]) -> String {
     s
 }
 
-/// A string for error messages, cut to a bounded length.
-pub(crate) fn shown(s: &str) -> String {
+/// A string for error messages, quoted and escaped, cut to 64 characters: a peer's
+/// control characters and length never reach a message as they are.
+pub fn shown(s: &str) -> String {
     match s.char_indices().nth(64) {
         Some((i, _)) => format!("{:?}...", &s[..i]),
         None => format!("{s:?}"),

@@ -205,3 +205,26 @@ fn long_identifiers_are_refused_and_hold_no_memory() {
         assert!(took < Duration::from_millis(100), "{what}: {took:?}");
     }
 }
+
+/// An idle connection costs what the docs budget (40 KiB), not a copy of every agent's
+/// fixtures: each connection made its own 100,000-octet ARTIFACT test blob, 116 KiB per
+/// idle connection in all (issue 30, defect 6); shared, it is about 20 KiB.
+#[test]
+fn an_idle_connection_costs_less_than_its_budget() {
+    let s = Proc::start(
+        "idle-cost",
+        &["serve", "--listen", "tcp://127.0.0.1:0"],
+        None,
+    );
+    // Warm up: the first connection makes what every later one shares.
+    drop(fresh_ping(s.port));
+    let before = s.rss_kib();
+    let idle: Vec<std::net::TcpStream> = (0..400).map(|_| s.connect()).collect();
+    // The server holds a connection once it has accepted it and built its agent: a ping on
+    // a fresh connection is answered after every earlier accept.
+    drop(fresh_ping(s.port));
+    wait_until("the idle connections are held", || s.fd_count() >= 400);
+    let each = (s.rss_kib().saturating_sub(before)) / 400;
+    assert!(each < 40, "an idle connection costs {each} KiB");
+    drop(idle);
+}

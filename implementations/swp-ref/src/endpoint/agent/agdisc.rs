@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use swp_profiles::agdisc::{self, codes, AgdiscMessage, Cache};
 use swp_profiles::p1::pb::agdisc::{AgdiscDoc, AgdiscErr, AgdiscNotModified};
 use swp_profiles::p1::P1Form;
+use swp_profiles::payload::shown;
 use swp_profiles::Profile;
 
 /// The agent whose card the reference serves.
@@ -71,7 +72,7 @@ impl Agent {
         let err = |code: &str, canonical: &str, why: &str| {
             AgdiscMessage::Err(AgdiscErr {
                 code: code.into(),
-                message: format!("{canonical}: agent {agent_id:?}: {why}"),
+                message: format!("{canonical}: agent {}: {why}", shown(agent_id)),
             })
         };
         match agent_id {

@@ -19,6 +19,7 @@ use bytes::Bytes;
 use swp_profiles::events::{self, codes, EventsMessage, Seen, Stream};
 use swp_profiles::p1::pb::events::{EventRecord, EvtBatch, EvtErr, EvtPublish};
 use swp_profiles::p1::P1Form;
+use swp_profiles::payload::shown;
 use swp_profiles::{Ctx, Profile};
 
 /// Filter: three events at once.
@@ -138,7 +139,7 @@ impl ProfileAgent for Agent {
                 if ![TICKS, BATCH, ECHO].contains(&s.filter.as_str()) {
                     return Ok(self.error(
                         codes::UNKNOWN_FILTER,
-                        format!("no stream named {:?}", s.filter),
+                        format!("no stream named {}", shown(&s.filter)),
                         msg_id,
                     ));
                 }

@@ -22,6 +22,7 @@ use swp_profiles::p1::pb::tooldisc::{
     ToolDescriptor, TooldiscErr, TooldiscGetResp, TooldiscListReq, TooldiscListResp,
 };
 use swp_profiles::p1::P1Form;
+use swp_profiles::payload::shown;
 use swp_profiles::tooldisc::{self, codes, Catalog, TooldiscMessage};
 use swp_profiles::Profile;
 
@@ -120,8 +121,8 @@ impl Agent {
             return Self::err(
                 codes::INVALID_PAGE_TOKEN,
                 format!(
-                    "ERR_INVALID_PROFILE_PAYLOAD: page token {:?} was not issued for this listing",
-                    r.page_token
+                    "ERR_INVALID_PROFILE_PAYLOAD: page token {} was not issued for this listing",
+                    shown(&r.page_token)
                 ),
             );
         };
@@ -159,7 +160,11 @@ impl Agent {
             }),
             None => Self::err(
                 codes::NOT_FOUND,
-                format!("ERR_NOT_FOUND: no tool {tool_id:?} version {version:?}"),
+                format!(
+                    "ERR_NOT_FOUND: no tool {} version {}",
+                    shown(tool_id),
+                    shown(version)
+                ),
             ),
         }
     }

@@ -94,6 +94,12 @@ impl Receiver {
         self.frames.is_terminated()
     }
 
+    /// Octets fed and not yet returned as events: whole frames waiting, and the start of
+    /// the next.
+    pub fn buffered(&self) -> usize {
+        self.frames.buffered()
+    }
+
     /// The next event, or `None` when more octets are needed. `knows` says whether a
     /// profile is registered for a `profile_id`.
     pub fn poll(&mut self, now_ms: u64, knows: impl Fn(u64) -> bool) -> Option<Event> {

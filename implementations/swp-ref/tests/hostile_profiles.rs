@@ -228,3 +228,55 @@ fn an_idle_connection_costs_less_than_its_budget() {
     assert!(each < 40, "an idle connection costs {each} KiB");
     drop(idle);
 }
+
+/// Six peers each send 32 KiB of `ART_GET`s of the 100,000-octet test blob (about 800
+/// requests, each answered with 26 messages, 2,000 times its size) and never read: the
+/// server takes a connection's next request only once the replies before it are written
+/// (`endpoint::connection::OUTPUT_ALLOWANCE`), so it holds well under 1 MiB per peer instead of
+/// every reply (406 MiB before, issue 30 defect 3), and a fresh client is answered.
+#[test]
+fn replies_to_a_peer_that_never_reads_are_bounded_by_the_allowance() {
+    use swp_profiles::p1::pb::artifact::ArtGet;
+    let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+    args.extend(TIGHT);
+    let s = Proc::start("never-reads", &args, None);
+    let get = ArtGet {
+        artifact_id: "swp.test.blob".into(),
+        ..ArtGet::default()
+    }
+    .encode_to_vec();
+    let mut flood = Vec::new();
+    let mut n = 0u32;
+    while flood.len() < 32 * 1024 {
+        let id = format!("art-get-{n:08}");
+        flood.extend(profile_frame(14, 2, id.as_bytes(), get.clone()));
+        n += 1;
+    }
+    let peers: Vec<std::net::TcpStream> = (0..6)
+        .map(|_| {
+            let mut c = s.connect();
+            c.write_all(&flood).unwrap();
+            c
+        })
+        .collect();
+    // Let the server answer all it will before the peers' windows fill: until its CPU
+    // time stops growing (a debug build on a loaded machine takes a while).
+    let mut last = s.cpu_ticks();
+    let until = Instant::now() + DEADLINE;
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = s.cpu_ticks();
+        if now == last || Instant::now() > until {
+            break;
+        }
+        last = now;
+    }
+    let rss = s.rss_kib();
+    assert!(
+        rss < CEILING_KIB,
+        "RSS {rss} KiB with six peers that never read"
+    );
+    let took = fresh_ping(s.port);
+    assert!(took < Duration::from_millis(100), "{took:?}");
+    drop(peers);
+}

@@ -73,6 +73,8 @@ enum LimitKey {
 
 enum Step {
     Read(io::Result<usize>),
+    /// Frames already read go on (after a pause for their replies to be written).
+    Resume,
     Timer,
     Limit(Limit),
     Evicted,
@@ -160,7 +162,10 @@ where
                 biased;
                 _ = shutdown.changed() => Some(Step::Shutdown),
                 () = evicted(edge.slot.as_ref()) => Some(Step::Evicted),
-                r = stream.read(&mut buf), if !eof => Some(Step::Read(r)),
+                // Frames already read wait for the replies before them to be written
+                // (`OUTPUT_ALLOWANCE`): they go first, and nothing more is read meanwhile.
+                () = std::future::ready(()), if conn.input_waiting() => Some(Step::Resume),
+                r = stream.read(&mut buf), if !eof && !conn.input_waiting() => Some(Step::Read(r)),
                 () = &mut sleep, if armed.is_some() => Some(Step::Timer),
                 () = &mut limit_sleep, if limit_armed.is_some() => {
                     limit_armed.map(|k| Step::Limit(match k {
@@ -216,6 +221,7 @@ where
                 armed = None;
                 conn.on_timer(now_ms());
             }
+            Step::Resume => conn.resume(now_ms()),
             Step::Limit(Limit::Body) => {
                 let t = edge.body_timeout.unwrap_or_default();
                 conn.abort(
@@ -236,7 +242,9 @@ where
             }
         }
         if let Some(slot) = &mut edge.slot {
-            slot.set_idle(conn.partial_input() == 0 && !conn.has_pending());
+            slot.set_idle(
+                conn.partial_input() == 0 && !conn.has_pending() && !conn.input_waiting(),
+            );
         }
         // A peer that stops reading cannot hold the connection (and its replies) forever:
         // the replies must be written within the body timeout. The timer is only

@@ -357,12 +357,16 @@ fn sigterm_and_sigint_stop_the_server_with_status_zero() {
 }
 
 /// Test PKI: a CA, a server certificate for 127.0.0.1/localhost, a client certificate with
-/// a SAN URI, all written as PEM files.
+/// a SAN URI (`client`), and the client certificates of issue 30's defect 4, all from the
+/// same CA and written as PEM files: `dns-only` (its one SAN is `DNS:spiffe://t/alice`),
+/// `no-san` (a common name and no SAN) and `two-uris` (two URI SANs).
 struct Pki {
     dir: PathBuf,
 }
 
 const CLIENT_URI: &str = "spiffe://example.test/client-1";
+/// The name the defect's certificates carry, in a field that is not a URI SAN.
+const ALICE: &str = "spiffe://t/alice";
 
 impl Pki {
     fn new() -> Pki {
@@ -401,6 +405,33 @@ impl Pki {
         write("server.key", server_key.serialize_pem());
         write("client.pem", client_cert.pem());
         write("client.key", client_key.serialize_pem());
+        let odd_clients = [
+            (
+                "dns-only",
+                "dns-only",
+                vec![SanType::DnsName(ALICE.try_into().unwrap())],
+            ),
+            ("no-san", "alice", vec![]),
+            (
+                "two-uris",
+                "two-uris",
+                vec![
+                    SanType::URI(ALICE.try_into().unwrap()),
+                    SanType::URI("spiffe://t/bob".try_into().unwrap()),
+                ],
+            ),
+        ];
+        for (name, cn, sans) in odd_clients {
+            let key = KeyPair::generate().unwrap();
+            let mut p = CertificateParams::default();
+            p.distinguished_name = rcgen::DistinguishedName::new();
+            p.distinguished_name.push(DnType::CommonName, cn);
+            p.subject_alt_names = sans;
+            p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            let cert = p.signed_by(&key, &issuer).unwrap();
+            write(&format!("{name}.pem"), cert.pem());
+            write(&format!("{name}.key"), key.serialize_pem());
+        }
         Pki { dir }
     }
 
@@ -432,6 +463,16 @@ impl Pki {
         with_cert: bool,
         versions: &[&'static SupportedProtocolVersion],
     ) -> Arc<ClientConfig> {
+        self.client_as(with_cert.then_some("client"), versions)
+    }
+
+    /// A client trusting the test CA, presenting the certificate `cert` (`NAME.pem` and
+    /// `NAME.key`) if any.
+    fn client_as(
+        &self,
+        cert: Option<&str>,
+        versions: &[&'static SupportedProtocolVersion],
+    ) -> Arc<ClientConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = RootCertStore::empty();
         roots
@@ -441,9 +482,10 @@ impl Pki {
             .with_protocol_versions(versions)
             .unwrap()
             .with_root_certificates(roots);
-        let config = if with_cert {
-            let chain = vec![CertificateDer::from_pem_file(self.dir.join("client.pem")).unwrap()];
-            let key = PrivateKeyDer::from_pem_file(self.dir.join("client.key")).unwrap();
+        let config = if let Some(name) = cert {
+            let pem = self.dir.join(format!("{name}.pem"));
+            let chain = vec![CertificateDer::from_pem_file(pem).unwrap()];
+            let key = PrivateKeyDer::from_pem_file(self.dir.join(format!("{name}.key"))).unwrap();
             b.with_client_auth_cert(chain, key).unwrap()
         } else {
             b.with_no_client_auth()
@@ -524,6 +566,91 @@ fn client_without_certificate_is_refused_under_client_ca() {
         }
     }
     assert!(server.stderr_eventually_contains("swp-ref: security event: TLS handshake"));
+}
+
+/// An mTLS server started with `extra` flags.
+fn mtls_server(pki: &Pki, tag: &str, extra: &[&str]) -> Server {
+    let mut args = pki.server_args(true, false);
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Server::start(tag, &args)
+}
+
+/// The identity `swp/whoami` reports to the client presenting `cert`, or the refusal code:
+/// `Err(code)` when the server's first frame is an error frame and the stream then ends.
+fn identity_or_refusal(server: &Server, pki: &Pki, cert: &str) -> Result<String, String> {
+    let mut s = tls_connect(server, pki.client_as(Some(cert), TLS13));
+    let first = whoami(&mut s)
+        .expect("the handshake succeeds: the certificate chains to the CA")
+        .expect("a frame before the end of the stream");
+    if first.msg_id[..] == b"whoami-000000001"[..] {
+        let v = json(&first);
+        return Ok(v["result"]["identity"].as_str().unwrap().to_owned());
+    }
+    let code = swp_error(&first);
+    // Refused: the stream ends, and nothing the client sent is ever answered.
+    match read_frame(&mut s) {
+        Ok(None) | Err(_) => Err(code),
+        Ok(Some(f)) => panic!("a refused peer was answered: {f:?}"),
+    }
+}
+
+#[test]
+fn a_dns_san_is_never_read_as_a_uri_identity() {
+    let pki = Pki::new();
+    // Issue 30, defect 4: the DNS SAN `spiffe://t/alice` passed the owner gate as the URI
+    // identity `spiffe://t/alice`. Under the default field (the URI SAN) the certificate
+    // names no one and is refused before any frame is read.
+    let server = mtls_server(&pki, "dns-only", &["--rpc-owner", ALICE]);
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "dns-only"),
+        Err("ERR_SECURITY_POLICY".to_owned())
+    );
+    assert!(server.stderr_eventually_contains("has no URI SAN"));
+    // The well-formed client on the same server is unaffected.
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "client").as_deref(),
+        Ok(CLIENT_URI)
+    );
+    // Declaring the DNS SAN as the identity field makes it the identity, and only it.
+    let server = mtls_server(&pki, "dns-field", &["--identity-field", "san-dns"]);
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "dns-only").as_deref(),
+        Ok(ALICE)
+    );
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "client").as_deref(),
+        Ok("client-1.example.test")
+    );
+}
+
+#[test]
+fn a_certificate_without_the_declared_field_or_with_two_values_is_refused() {
+    let pki = Pki::new();
+    let server = mtls_server(&pki, "no-san", &[]);
+    // No SAN at all: no identity, so no connection (CRED and authz never see such a peer).
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "no-san"),
+        Err("ERR_SECURITY_POLICY".to_owned())
+    );
+    // Two URI SANs: which one names the peer would be a guess (S1 annex: no ambiguous
+    // precedence), so neither is taken.
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "two-uris"),
+        Err("ERR_SECURITY_POLICY".to_owned())
+    );
+    assert!(server.stderr_eventually_contains("2 values of the URI SAN"));
+    // The server is still serving.
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "client").as_deref(),
+        Ok(CLIENT_URI)
+    );
+    // With the common name declared, the certificate without SANs is named by it.
+    let server = mtls_server(&pki, "cn-field", &["--identity-field", "cn"]);
+    assert_eq!(
+        identity_or_refusal(&server, &pki, "no-san").as_deref(),
+        Ok("alice")
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! listens.
 
 use super::listen::Listen;
-use super::tls::TlsOptions;
+use super::tls::{IdentityField, TlsOptions};
 use super::{Options, ServeError};
 use crate::endpoint::{Config, DEFAULT_MAX_PENDING};
 use crate::limits::LimitArgs;
@@ -32,6 +32,12 @@ pub struct ServeArgs {
     /// Refuse TLS 1.2 (fail closed).
     #[arg(long)]
     pub tls13_only: bool,
+    /// mTLS: the one client-certificate field a peer's identity is read from; no other
+    /// field is ever read. A verified certificate with no value, or several values, in it
+    /// is refused (ERR_SECURITY_POLICY, then the close). Only with `--client-ca`
+    /// [default: san-uri].
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub identity_field: Option<IdentityField>,
     /// Once listening, write the bound port number and a newline here (atomically).
     #[arg(long, value_name = "PATH")]
     pub port_file: Option<PathBuf>,
@@ -213,6 +219,7 @@ impl ServeArgs {
                 key,
                 client_ca: self.client_ca,
                 tls13_only: self.tls13_only,
+                identity_field: self.identity_field.unwrap_or_default(),
             }),
             (Listen::Tls(_), _, _) => {
                 return Err(ServeError::Usage(
@@ -229,18 +236,34 @@ impl ServeArgs {
                 None
             }
         };
+        let client_auth = tls.as_ref().is_some_and(|t| t.client_ca.is_some());
+        if self.identity_field.is_some() && !client_auth {
+            // Without client certificates there is no field to read an identity from.
+            return Err(ServeError::Usage(
+                "--identity-field needs tls:// with --client-ca: it names a client-certificate \
+                 field"
+                    .into(),
+            ));
+        }
+        if self.rpc_owner.iter().any(String::is_empty) {
+            // No authenticated peer has an empty identity: the rule could only ever match
+            // a peer without one.
+            return Err(ServeError::Usage(
+                "--rpc-owner takes a non-empty identity".into(),
+            ));
+        }
         let mut authz = crate::endpoint::authz::Authz::default();
         for rule in &self.authz_deny {
             authz
                 .deny(rule)
                 .map_err(|e| ServeError::Usage(e.to_string()))?;
         }
-        if !self.rpc_owner.is_empty() && tls.as_ref().is_none_or(|t| t.client_ca.is_none()) {
+        if !self.rpc_owner.is_empty() && !client_auth {
             return Err(ServeError::Usage(
                 "--rpc-owner needs tls:// with --client-ca: it names a client identity".into(),
             ));
         }
-        if !authz.is_empty() && tls.as_ref().is_none_or(|t| t.client_ca.is_none()) {
+        if !authz.is_empty() && !client_auth {
             // Without client certificates no peer has an identity, so no rule could apply.
             return Err(ServeError::Usage(
                 "--authz-deny needs tls:// with --client-ca: rules bind client identities".into(),
@@ -357,6 +380,43 @@ mod tests {
             .collect();
         let o = parse(&argv).unwrap();
         assert_eq!(o.config.agent.rpc_owners, vec!["spiffe://t/a".to_owned()]);
+    }
+
+    #[test]
+    fn the_identity_field_is_declared_with_client_certificates_only() {
+        let mtls: Vec<&str> = TLS
+            .iter()
+            .chain(&["--client-ca", "ca.pem"])
+            .copied()
+            .collect();
+        let o = parse(&mtls).unwrap();
+        assert_eq!(o.tls.unwrap().identity_field, IdentityField::SanUri);
+        for (arg, field) in [
+            ("san-uri", IdentityField::SanUri),
+            ("san-dns", IdentityField::SanDns),
+            ("cn", IdentityField::Cn),
+        ] {
+            let argv: Vec<&str> = mtls
+                .iter()
+                .chain(&["--identity-field", arg])
+                .copied()
+                .collect();
+            assert_eq!(parse(&argv).unwrap().tls.unwrap().identity_field, field);
+        }
+        let argv: Vec<&str> = TLS
+            .iter()
+            .chain(&["--identity-field", "cn"])
+            .copied()
+            .collect();
+        assert!(matches!(parse(&argv), Err(ServeError::Usage(m)) if m.contains("--client-ca")));
+        let argv: Vec<&str> = mtls
+            .iter()
+            .chain(&["--identity-field", "subject"])
+            .copied()
+            .collect();
+        assert!(parse(&argv).is_err());
+        let argv: Vec<&str> = mtls.iter().chain(&["--rpc-owner", ""]).copied().collect();
+        assert!(matches!(parse(&argv), Err(ServeError::Usage(m)) if m.contains("non-empty")));
     }
 
     #[test]

@@ -274,6 +274,36 @@ where
     ended
 }
 
+/// Ends a connection the endpoint refused before reading anything from it (a client
+/// certificate that names no one): writes what `conn` has queued (its error frame), within
+/// the body timeout, then closes as [`drive`] does after an error frame, lingering so the
+/// frame is not destroyed by a reset.
+pub async fn refuse<S>(mut stream: S, mut conn: Connection, peer: &str, edge: Edge) -> Ended
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let flushed = match edge.body_timeout {
+        Some(t) => tokio::time::timeout(t, flush_outputs(&mut conn, &mut stream, peer))
+            .await
+            .unwrap_or_else(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the peer did not read its refusal within {t:?}"),
+                ))
+            }),
+        None => flush_outputs(&mut conn, &mut stream, peer).await,
+    };
+    let _ = stream.shutdown().await;
+    match flushed {
+        Ok(_) => {
+            let mut buf = vec![0u8; READ_CHUNK];
+            linger(&mut stream, &mut buf).await;
+            Ended::Closed
+        }
+        Err(e) => Ended::Io(e),
+    }
+}
+
 /// Completes when `slot` is evicted; never without a slot.
 async fn evicted(slot: Option<&Slot>) {
     match slot {

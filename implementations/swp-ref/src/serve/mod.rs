@@ -20,6 +20,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use swp_core::ErrorCode;
 use tls::{TlsOptions, TlsSetupError};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -186,18 +187,23 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
                 .tls
                 .as_ref()
                 .ok_or_else(|| ServeError::Usage("tls:// needs --cert and --key".into()))?;
-            let acceptor = tokio_rustls::TlsAcceptor::from(tls::server_config(tls_opts)?);
+            let handshake = Handshake {
+                acceptor: tokio_rustls::TlsAcceptor::from(tls::server_config(tls_opts)?),
+                timeout: limits.header_timeout,
+                // Client certificates are verified only with a client CA; then every peer
+                // must have an identity, read from the declared field.
+                identity: tls_opts.client_ca.as_ref().map(|_| tls_opts.identity_field),
+            };
             let (listener, local) = bind(hp, true).await?;
             announce("tls", local, opts.port_file.as_deref())?;
             let authz = opts.authz.clone();
             accept_loop(listener, stop, limits, move |sock, peer, stop, edge| {
-                let acceptor = acceptor.clone();
+                let handshake = handshake.clone();
                 let authz = authz.clone();
-                let handshake = limits.header_timeout;
                 let config = config.clone();
                 async move {
                     let config = (config, authz);
-                    serve_tls(acceptor, sock, peer, config, stop, poll, edge, handshake).await
+                    serve_tls(handshake, sock, peer, config, stop, poll, edge).await
                 }
             })
             .await;
@@ -206,24 +212,33 @@ pub async fn serve(opts: Options, stop: watch::Receiver<bool>) -> Result<(), Ser
     }
 }
 
+/// What a TLS connection goes through before its first frame.
+#[derive(Clone)]
+struct Handshake {
+    acceptor: tokio_rustls::TlsAcceptor,
+    /// The handshake must finish within this (`--header-timeout`).
+    timeout: Duration,
+    /// Under mTLS, the field every verified client's identity is read from; `None` without
+    /// a client CA, where no peer has an identity.
+    identity: Option<tls::IdentityField>,
+}
+
 /// One TLS connection: no frame is read before the handshake (and client authentication,
 /// under `--client-ca`) succeeds; any TLS failure ends the connection with a security event.
-/// The handshake must finish within `handshake` (`--header-timeout`).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site, each argument distinct"
-)]
+/// Under mTLS a verified certificate that yields no identity (the declared field absent,
+/// empty or repeated) is refused too: an authenticated peer with no name would be treated
+/// as nobody in particular by every policy downstream (issue 30, defect 4).
 async fn serve_tls(
-    acceptor: tokio_rustls::TlsAcceptor,
+    handshake: Handshake,
     sock: TcpStream,
     peer: SocketAddr,
     (config, authz): (Config, std::sync::Arc<crate::endpoint::authz::Authz>),
     stop: watch::Receiver<bool>,
     poll: Duration,
     edge: Edge,
-    handshake: Duration,
 ) {
-    let stream = match tokio::time::timeout(handshake, acceptor.accept(sock)).await {
+    let accepted = tokio::time::timeout(handshake.timeout, handshake.acceptor.accept(sock)).await;
+    let stream = match accepted {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             eprintln!("swp-ref: security event: TLS handshake with {peer} failed: {e}");
@@ -234,7 +249,30 @@ async fn serve_tls(
             return;
         }
     };
-    let identity = tls::peer_identity(stream.get_ref().1);
+    let identity = match handshake.identity {
+        None => None,
+        Some(field) => match tls::peer_identity(stream.get_ref().1, field) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                eprintln!("swp-ref: security event: client certificate of {peer} refused: {e}");
+                // The peer learns why (S1: an authentication failure is reported, then the
+                // channel ends) before any frame of its own is read.
+                let mut conn = Connection::new(config, None);
+                conn.abort(
+                    ErrorCode::SecurityPolicy,
+                    format!("client certificate refused: {e}"),
+                    driver::now_ms(),
+                );
+                let name = peer.to_string();
+                if let Ended::Io(e) = driver::refuse(stream, conn, &name, edge).await {
+                    if !is_disconnect(&e) {
+                        eprintln!("swp-ref: security event: TLS session with {name} failed: {e}");
+                    }
+                }
+                return;
+            }
+        },
+    };
     let name = match &identity {
         Some(id) => format!("{peer} {id}"),
         None => peer.to_string(),

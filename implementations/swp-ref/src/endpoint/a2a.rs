@@ -151,7 +151,11 @@ impl Agent {
             A2aMessage::Task(t) if authz.denies(identity, &t.kind) => {
                 Action::Reject(Reject::profile(
                     swp_core::ErrorCode::SecurityPolicy,
-                    format!("{scope} is not authorized for task kind {}", t.kind),
+                    format!(
+                        "{} is not authorized for task kind {}",
+                        identity.unwrap_or("a peer without an identity"),
+                        t.kind
+                    ),
                 ))
             }
             A2aMessage::Task(t) => match self.lifecycle.task(scope, &t) {

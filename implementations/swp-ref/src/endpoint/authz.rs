@@ -1,7 +1,8 @@
 //! The endpoint's authorization policy: which authenticated peer identity may not ask for
 //! which MCP method or A2A task kind. Decisions bind both the surfaced channel identity and
 //! the request (mcp-mapping §8, a2a-profile §9), so the same request is served to one peer
-//! and refused to another; without rules every authenticated peer may ask for everything.
+//! and refused to another; without rules every authenticated peer may ask for everything,
+//! and a peer without an identity is never taken for one that no rule names.
 
 use std::collections::BTreeSet;
 
@@ -29,10 +30,18 @@ impl Authz {
         }
     }
 
-    /// Whether `identity` may not ask for `name`. A peer without an identity is refused
-    /// nothing here: the channel's own policy (client_auth) decides whether it may connect.
+    /// Whether `identity` may not ask for `name`.
+    ///
+    /// A peer without an identity is denied `name` whenever some rule denies it to anyone:
+    /// no identity cannot show that the peer is not the one a rule names, so the rule is
+    /// not skipped (issue 30, defect 4; docs/spec-issues.md SI-048). `serve` accepts rules
+    /// only under mTLS and refuses a client certificate that names no one, so this is the
+    /// fail-closed answer for a path that should not occur, not a policy of its own.
     pub fn denies(&self, identity: Option<&str>, name: &str) -> bool {
-        identity.is_some_and(|id| self.deny.contains(&(id.to_owned(), name.to_owned())))
+        match identity {
+            Some(id) => self.deny.contains(&(id.to_owned(), name.to_owned())),
+            None => self.deny.iter().any(|(_, n)| n == name),
+        }
     }
 
     /// Whether there are no rules.
@@ -52,7 +61,10 @@ mod tests {
         assert!(a.denies(Some("spiffe://t/b"), "tools/call"));
         assert!(!a.denies(Some("spiffe://t/a"), "tools/call"));
         assert!(!a.denies(Some("spiffe://t/b"), "ping"));
-        assert!(!a.denies(None, "tools/call"));
+        // No identity: whatever a rule denies to anyone is denied; the rest is not.
+        assert!(a.denies(None, "tools/call"));
+        assert!(!a.denies(None, "ping"));
+        assert!(!Authz::default().denies(None, "tools/call"));
     }
 
     #[test]

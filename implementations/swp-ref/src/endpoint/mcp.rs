@@ -81,7 +81,7 @@ pub fn handle(
                 swp_core::ErrorCode::SecurityPolicy,
                 format!(
                     "{} is not authorized for {method}",
-                    identity.unwrap_or_default()
+                    identity.unwrap_or("a peer without an identity")
                 ),
             ))
         }

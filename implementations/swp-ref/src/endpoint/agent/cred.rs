@@ -13,10 +13,24 @@
 //! presented and for a payload that does not decode or misses a required field,
 //! `ERR_UNSUPPORTED_MSG_TYPE` for an unassigned msg_type. A `CRED_ERR` from the peer is
 //! taken and ignored: the reference sends nothing it could answer.
+//!
+//! A peer the channel did not authenticate (tcp://, stdio, TLS without `--client-ca`) has
+//! no identity, and no identity is not a wildcard: its credentials are bound to the
+//! [`ANONYMOUS_SUBJECT`], so `sub=spiffe://t/alice` from it is refused like a credential of
+//! someone else, and only `sub=swp.test.anonymous` is taken (issue 30, defect 4;
+//! docs/spec-issues.md SI-048). The library's own reading of an empty scope (any subject
+//! binds) stays what the codec method judges with: there is no channel there at all.
 
 use super::{step, Action, Config, Incoming, ProfileAgent, Reject};
 use swp_profiles::cred::{Chains, CredError, CredMessage};
 use swp_profiles::p1::P1Form;
+use swp_profiles::Ctx;
+
+/// The subject a peer without an authenticated identity is bound to: what its
+/// `swp.test.subject` credentials must name. No certificate field is read for it, and a
+/// server either authenticates every peer (mTLS) or none, so it never stands for a peer
+/// that has an identity.
+pub const ANONYMOUS_SUBJECT: &str = "swp.test.anonymous";
 
 /// The CRED state of one connection.
 #[derive(Debug)]
@@ -48,7 +62,14 @@ impl ProfileAgent for Agent {
 
     /// What the chains take gets no reply.
     fn on_message(&mut self, m: CredMessage, at: Incoming<'_>) -> Result<Action, Reject> {
-        step::<Self>(&mut self.chains, at.ctx(), &m)?;
+        // The library binds an empty scope to nothing (any subject passes); here the
+        // unauthenticated peer is bound to the anonymous subject instead.
+        let scope = if at.scope.is_empty() {
+            ANONYMOUS_SUBJECT
+        } else {
+            at.scope
+        };
+        step::<Self>(&mut self.chains, Ctx::new(at.now_ms, scope), &m)?;
         Ok(Action::Nothing)
     }
 
@@ -90,6 +111,19 @@ mod tests {
                 expires_at_unix_ms: exp,
             }),
         )
+    }
+
+    #[test]
+    fn a_peer_without_an_identity_is_bound_to_the_anonymous_subject() {
+        let mut a = Agent::new(P1Form::Message);
+        // Not a wildcard: a credential naming someone is refused as bound to another.
+        let alice = a.handle(1, &ID, &present("sub=spiffe://t/alice"), "", 0);
+        assert_eq!(code(alice), ErrorCode::SecurityPolicy);
+        let anon = a.handle(1, &ID, &present("sub=swp.test.anonymous"), "", 0);
+        assert_eq!(anon, Action::Nothing);
+        // An authenticated peer is not the anonymous subject either.
+        let other = a.handle(1, &ID, &present("sub=swp.test.anonymous"), ME, 0);
+        assert_eq!(code(other), ErrorCode::SecurityPolicy);
     }
 
     #[test]

@@ -31,9 +31,9 @@ enum Cmd {
         /// Largest frame relayed.
         #[arg(long, default_value_t = swp_core::limits::DEFAULT_MAX_FRAME_BYTES)]
         max_frame_bytes: u32,
-        /// Connection cap, timeouts and keepalive (docs/reference-limits.md).
+        /// Connection cap, timeouts, memory budget and keepalive (docs/reference-limits.md).
         #[command(flatten)]
-        limits: swp_ref::limits::LimitArgs,
+        limits: swp_ref::limits::RelayLimitArgs,
     },
     /// Serve MCP clients (stdio, HTTP POST /mcp, WebSocket /mcp) through the validation
     /// pipeline, forwarding to an upstream SWP endpoint as profile-1 frames.
@@ -116,18 +116,6 @@ fn main() -> ExitCode {
             let listen = listen.strip_prefix("tcp://").unwrap_or(&listen);
             let upstream = upstream.strip_prefix("tcp://").unwrap_or(&upstream);
             let limits = swp_core::Limits::with_max_frame(max_frame_bytes);
-            // The relay holds at most one frame each way per connection and has no request
-            // head: flags that would suggest otherwise are refused, not ignored.
-            if server_limits.conn_memory.is_some()
-                || server_limits.memory_budget.is_some()
-                || server_limits.header_timeout.is_some()
-            {
-                eprintln!(
-                    "swp-ref relay: --conn-memory, --memory-budget and --header-timeout do not \
-                     apply to the relay (it buffers at most one frame each way per connection)"
-                );
-                return ExitCode::from(2);
-            }
             let server = server_limits.resolve();
             match swp_ref::relay::run(listen, upstream, port_file.as_deref(), limits, server) {
                 Ok(()) => ExitCode::SUCCESS,

@@ -699,30 +699,201 @@ fn d6_the_gateway_drops_slow_heads_stalled_bodies_and_idle_connections() {
     assert_eq!((op, &payload[..2]), (8, &1008u16.to_be_bytes()[..]));
 }
 
-#[test]
-fn d6_the_relay_caps_connections_and_drops_idle_ones() {
+/// `swp-ref relay` with `extra` flags (unless replaying an older build) in front of a fresh
+/// `swp-ref serve`; the upstream goes with it.
+fn relay(tag: &str, extra: &[&str]) -> (Proc, Proc) {
     let up = Proc::start(
-        "d6-relay-up",
+        &format!("{tag}-up"),
         &["serve", "--listen", "tcp://127.0.0.1:0"],
         None,
     );
     let upstream = format!("tcp://127.0.0.1:{}", up.port);
     let mut args = vec!["relay", "--listen", "127.0.0.1:0", "--upstream", &upstream];
-    args.extend(flags(&["--max-connections", "1", "--idle-timeout", "1s"]));
-    let r = Proc::start("d6-relay", &args, None);
-    let mut first = r.connect();
-    first.write_all(&request(ID, "1", "ping", "{}")).unwrap();
-    assert_eq!(&read_frame(&mut first).unwrap().unwrap().msg_id[..], ID);
-    // Over the cap: refused while the first is open.
-    let mut second = r.connect();
+    args.extend(flags(extra));
+    let r = Proc::start(tag, &args, None);
+    (r, up)
+}
+
+#[test]
+fn d6_the_relay_caps_connections_evicting_the_longest_idle() {
+    let (r, _up) = relay(
+        "d6-relay",
+        &["--max-connections", "2", "--idle-timeout", "3s"],
+    );
+    let ping = request(ID, "1", "ping", "{}");
+    let half = ping.len() / 2;
+    // Two busy connections: each has part of a frame buffered in the relay.
+    let mut busy: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = r.connect();
+            c.write_all(&ping[..half]).unwrap();
+            wait_consumed(r.port, &c);
+            c
+        })
+        .collect();
+    // A third is refused at once, and the busy ones are not disturbed.
+    let mut third = r.connect();
     assert!(
-        closed_by_peer(&mut second),
+        closed_by_peer(&mut third),
         "a connection over the cap was kept"
     );
-    // The first, now idle, is closed after the idle timeout.
-    assert!(closed_by_peer(&mut first), "the idle connection stays open");
-    // Its slot is free again.
+    for c in &mut busy {
+        c.write_all(&ping[half..]).unwrap();
+        assert_eq!(&read_frame(c).unwrap().expect("answered").msg_id[..], ID);
+    }
+    // Both idle now, the first the longest: a newcomer takes its slot.
+    let mut fresh = r.connect();
+    fresh.write_all(&ping).unwrap();
+    assert_eq!(&read_frame(&mut fresh).unwrap().unwrap().msg_id[..], ID);
+    assert!(
+        closed_by_peer(&mut busy[0]),
+        "the longest-idle connection made room"
+    );
+    busy[1].write_all(&ping).unwrap();
+    assert_eq!(&read_frame(&mut busy[1]).unwrap().unwrap().msg_id[..], ID);
+    // An idle connection is closed after the idle timeout, and its slot is free again.
+    assert!(closed_by_peer(&mut fresh), "the idle connection stays open");
     wait_until("the relay serves a new client", || swp_ping(r.port));
+}
+
+#[test]
+fn d6_ten_idle_clients_do_not_lock_a_fresh_one_out_of_the_relay() {
+    let (r, _up) = relay("d6-relay-ten", &["--max-connections", "10"]);
+    // Issue 30, defect 6: at the cap, ten idle clients locked every newcomer out.
+    let mut idle: Vec<TcpStream> = (0..10)
+        .map(|_| {
+            let mut c = r.connect();
+            c.write_all(&request(ID, "1", "ping", "{}")).unwrap();
+            assert_eq!(&read_frame(&mut c).unwrap().unwrap().msg_id[..], ID);
+            c
+        })
+        .collect();
+    assert!(swp_ping(r.port), "a fresh client was locked out");
+    // The one that made room is the one idle the longest; the others are still served.
+    assert!(closed_by_peer(&mut idle[0]));
+    for c in &mut idle[1..] {
+        c.write_all(&request(ID, "1", "ping", "{}")).unwrap();
+        assert_eq!(&read_frame(c).unwrap().unwrap().msg_id[..], ID);
+    }
+}
+
+#[test]
+fn d6_the_relay_keeps_stalled_frames_within_the_memory_budget() {
+    const MIB: usize = 1 << 20;
+    const BUDGET_MIB: u64 = 24;
+    let (r, _up) = relay(
+        "d6-relay-mem",
+        &["--memory-budget", "24MiB", "--conn-memory", "16MiB"],
+    );
+    let base = r.hwm_kib();
+    // Issue 30, defect 6: forty clients each send all but the last octet of a default-sized
+    // frame and stall. Without a budget the relay held them all (330 MiB).
+    // The largest ping the upstream takes (MAX_PAYLOAD_BYTES is 8 MiB less 1 KiB).
+    let pad = "x".repeat(8 * MIB - 2048);
+    let big = request(ID, "1", "ping", &format!(r#"{{"pad":"{pad}"}}"#));
+    let mut stalled: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut c = r.connect();
+            c.set_write_timeout(Some(DEADLINE)).unwrap();
+            // Refused connections are closed under the writer: an error here is expected.
+            let _ = c.write_all(&big[..big.len() - 1]);
+            c
+        })
+        .collect();
+    wait_until("the relay refuses connections over the budget", || {
+        r.stderr().contains("memory budget")
+    });
+    let held = r.hwm_kib().saturating_sub(base);
+    println!(
+        "relay: 40 stalled {} KiB frames under a {BUDGET_MIB} MiB budget: peak RSS {} KiB \
+         over the {base} KiB it started with; VmRSS now {} KiB",
+        big.len() / 1024,
+        held,
+        r.rss_kib()
+    );
+    // The budget, plus room for what connections in progress hold beyond it (at most a
+    // block each way, until the read after it) and the threads' stacks; measured at
+    // about 1.6 MiB over the budget.
+    assert!(
+        held <= (BUDGET_MIB + 8) * 1024,
+        "40 stalled frames made the relay hold {held} KiB"
+    );
+    // Small frames arrive whole within one read and are never refused, however full the
+    // budget is.
+    assert!(swp_ping(r.port), "a fresh client was refused");
+    // The connections the budget kept are not disturbed: they finish their frames and are
+    // answered. At most as many as fit in the budget were kept.
+    let mut answered = 0;
+    for c in &mut stalled {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if c.write_all(&big[big.len() - 1..]).is_ok()
+            && matches!(read_frame(c), Ok(Some(f)) if &f.msg_id[..] == ID && json(&f)["result"].is_object())
+        {
+            answered += 1;
+        }
+    }
+    assert!(
+        (1..=3).contains(&answered),
+        "{answered} stalled frames were kept"
+    );
+}
+
+#[test]
+fn the_relay_takes_every_flag_its_help_advertises() {
+    let out = std::process::Command::new(bin())
+        .args(["relay", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    // `--name <VALUE>` at the start of a help line, with a value the flag takes.
+    let mut extra: Vec<String> = Vec::new();
+    for line in help.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(flag), Some(value)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if !flag.starts_with("--") || ["--listen", "--upstream", "--port-file"].contains(&flag) {
+            continue;
+        }
+        let v = match value {
+            "<N>" => "10",
+            "<DURATION>" => "5s",
+            "<SIZE>" => "4MiB",
+            "<MAX_FRAME_BYTES>" => "65536",
+            other => panic!("no test value for {flag} {other}"),
+        };
+        extra.extend([flag.to_owned(), v.to_owned()]);
+    }
+    for limit in [
+        "--max-connections",
+        "--idle-timeout",
+        "--body-timeout",
+        "--conn-memory",
+        "--memory-budget",
+        "--tcp-keepalive",
+    ] {
+        assert!(extra.iter().any(|f| f == limit), "{limit} not in the help");
+    }
+    // The relay has no head and no handshake: it neither advertises nor takes the flag.
+    assert!(!help.contains("--header-timeout"), "{help}");
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let (r, _up) = relay("relay-flags", &extra);
+    assert!(
+        swp_ping(r.port),
+        "the relay started with {extra:?} does not relay"
+    );
+    let refused = std::process::Command::new(bin())
+        .args([
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "127.0.0.1:9",
+        ])
+        .args(["--header-timeout", "5s"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
 }
 
 #[test]

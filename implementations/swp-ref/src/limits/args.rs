@@ -54,6 +54,55 @@ pub struct LimitArgs {
     pub tcp_keepalive: Option<Duration>,
 }
 
+/// The limit flags of `relay`: those of [`LimitArgs`] but `--header-timeout`, since a relay
+/// connection has no head and no handshake before its first frame. Each one says what it
+/// bounds in the relay.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RelayLimitArgs {
+    /// Most connections at once; a newcomer over the cap takes the slot of the connection
+    /// idle the longest (no partial frame either way), or is closed when all are busy
+    /// [default: 1024, or the descriptor limit minus 64 if lower].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// Close a connection after this long without input from its client while no frame is
+    /// partly buffered; 0 never [default: 120s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Longest time for one frame from the client to arrive once it has begun, and for one
+    /// write to the client [default: 30s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_nonzero_duration)]
+    pub body_timeout: Option<Duration>,
+    /// Most octets one connection may hold buffered: the partial frame each way; a
+    /// connection that would go over is closed [default: 16MiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub conn_memory: Option<usize>,
+    /// Most octets all connections together may hold buffered; a connection that would go
+    /// over is closed [default: 128MiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_budget: Option<usize>,
+    /// Send TCP keepalive probes to clients after this much silence; 0 disables them
+    /// [default: 60s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub tcp_keepalive: Option<Duration>,
+}
+
+impl RelayLimitArgs {
+    /// The limits, with defaults for what was not given (the header timeout, which the
+    /// relay does not use, at its default).
+    pub fn resolve(&self) -> ServerLimits {
+        LimitArgs {
+            max_connections: self.max_connections,
+            idle_timeout: self.idle_timeout,
+            header_timeout: None,
+            body_timeout: self.body_timeout,
+            conn_memory: self.conn_memory,
+            memory_budget: self.memory_budget,
+            tcp_keepalive: self.tcp_keepalive,
+        }
+        .resolve()
+    }
+}
+
 /// The limits in force, defaults applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerLimits {

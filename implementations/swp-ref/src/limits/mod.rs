@@ -11,6 +11,6 @@ pub mod args;
 pub mod budget;
 pub mod slots;
 
-pub use args::{LimitArgs, ServerLimits};
+pub use args::{LimitArgs, RelayLimitArgs, ServerLimits};
 pub use budget::{Budget, Charge, OverBudget};
-pub use slots::{Admit, Slot, Slots};
+pub use slots::{Admit, OnEvict, Slot, Slots};

@@ -172,6 +172,11 @@ impl Proc {
         rss_kib(self.pid())
     }
 
+    /// The peak resident set size so far (VmHWM) in KiB.
+    pub fn hwm_kib(&self) -> u64 {
+        status_kib(self.pid(), "VmHWM:")
+    }
+
     pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .args([sig, &self.pid().to_string()])
@@ -204,10 +209,15 @@ impl Drop for Proc {
 
 /// Resident set size of a process in KiB.
 pub fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A size line of `/proc/PID/status` (`VmRSS:`, `VmHWM:`) in KiB; 0 if unreadable.
+pub fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }

@@ -1,8 +1,9 @@
 //! Hostile clients against the real `swp-ref serve`, `relay` and `mcp-gateway` processes
 //! (issue 19, D1-D7): half-closes with replies pending, descriptor exhaustion, clients that
 //! share JSON-RPC ids, foreign origins and non-loopback binds, smuggled requests,
-//! slowloris and stalled bodies, memory floods, and amplification. Every server listens on
-//! 127.0.0.1 with port 0, and every wait is on a condition with a generous deadline.
+//! slowloris and stalled bodies, memory floods, and amplification; and the relay's limits
+//! against its `--help` (issue 30, D6). Every server listens on 127.0.0.1 with port 0, and
+//! every wait is on a condition with a generous deadline.
 //!
 //! `SWP_REF_BIN=/path/to/old/swp-ref SWP_REF_OLD=1 cargo test -p swp-ref --test hostile`
 //! replays the tests against an older build, without the limit flags it does not know.

@@ -280,3 +280,60 @@ fn replies_to_a_peer_that_never_reads_are_bounded_by_the_allowance() {
     assert!(took < Duration::from_millis(100), "{took:?}");
     drop(peers);
 }
+
+/// Slow calls whose delay comes padded to 2 MiB of spaces: params longer than a number can
+/// be are malformed, and a slow call keeps its own few octets, never the frame. Before,
+/// 64 such calls made one client hold 446-734 MiB (issue 30, defect 2).
+#[test]
+fn padded_slow_calls_hold_no_frames() {
+    use swp_profiles::p1::pb::rpc::RpcReq;
+    let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+    args.extend(TIGHT);
+    let s = Proc::start("padded-slow", &args, None);
+    let mut c = s.connect();
+    let mut padded = vec![b' '; 2 << 20];
+    padded.extend_from_slice(b"5000");
+    for n in 0..64u32 {
+        let req = RpcReq {
+            rpc_id: format!("slow-{n}").into_bytes().into(),
+            method: "swp.test.slow".into(),
+            params: padded.clone().into(),
+            ..RpcReq::default()
+        };
+        let id = format!("slow-call-{n:06}");
+        c.write_all(&profile_frame(12, 1, id.as_bytes(), req.encode_to_vec()))
+            .unwrap();
+        let r = read_frame(&mut c).unwrap().expect("an answer");
+        assert_eq!(
+            (r.profile_id, r.msg_type),
+            (12, 3),
+            "an RPC_ERR for call {n}"
+        );
+    }
+    let rss = s.rss_kib();
+    assert!(
+        rss < CEILING_KIB,
+        "RSS {rss} KiB after 64 padded slow calls"
+    );
+    // A slow call of a few octets is still taken.
+    let req = RpcReq {
+        rpc_id: b"slow-short".to_vec().into(),
+        method: "swp.test.slow".into(),
+        params: b" 10 ".to_vec().into(),
+        ..RpcReq::default()
+    };
+    c.write_all(&profile_frame(
+        12,
+        1,
+        b"slow-call-short0",
+        req.encode_to_vec(),
+    ))
+    .unwrap();
+    let r = read_frame(&mut c).unwrap().expect("an answer");
+    assert_eq!(
+        (r.profile_id, r.msg_type),
+        (12, 2),
+        "an RPC_RESP: {:?}",
+        r.payload
+    );
+}

@@ -644,6 +644,11 @@ impl Lifecycle {
         Ok(Seen::CancelRequested)
     }
 
+    /// Octets of outcomes kept for idempotent replay (what `max_replay_bytes` caps).
+    pub fn stored_bytes(&self) -> usize {
+        self.stored_bytes
+    }
+
     /// Whether the call is known and still open.
     pub fn is_open(&self, scope: &str, rpc_id: &Bytes) -> bool {
         self.calls

@@ -261,6 +261,11 @@ impl Store {
         }
     }
 
+    /// Octets the states hold (what `max_bytes` caps).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// A stored state.
     pub fn lookup(&self, id: &[u8]) -> Option<&Entry> {
         self.states.get(id)

@@ -306,15 +306,19 @@ impl Connection {
         !self.pending.is_empty() || self.swp.has_timers()
     }
 
-    /// Octets this connection holds on the peer's behalf: the unfinished inbound frame and
-    /// the delayed responses. The edge charges them to its memory budget.
+    /// Octets this connection holds on the peer's behalf: the input not yet taken (an
+    /// unfinished frame, frames waiting behind the output allowance), the delayed
+    /// responses, and what the SWP-* agents keep (stored states, outcomes kept for replay).
+    /// The edge charges them to `--conn-memory` and `--memory-budget`.
     pub fn held_bytes(&self) -> usize {
         let input = if self.state == State::Open {
             self.partial_input().max(self.receiver.buffered())
         } else {
             0
         };
-        input.saturating_add(self.pending_bytes)
+        input
+            .saturating_add(self.pending_bytes)
+            .saturating_add(self.swp.held_bytes())
     }
 
     /// The edge ends the connection for a resource limit (a frame that stalled, the memory

@@ -183,6 +183,13 @@ pub trait ProfileAgent: Sized {
         None
     }
 
+    /// Octets of the peer's this profile keeps on the connection beyond a small constant
+    /// (stored states, outcomes kept for replay): the connection charges them to
+    /// `--conn-memory` and `--memory-budget` with its buffered input. Must be O(1).
+    fn held_bytes(&self) -> usize {
+        0
+    }
+
     /// Time passed: what became due.
     fn on_timer(&mut self, _now_ms: u64) -> Vec<Out> {
         Vec::new()
@@ -274,6 +281,13 @@ macro_rules! agent {
                     }
                 )*
                 Action::Nothing
+            }
+
+            /// Octets of the peer's every profile keeps ([`ProfileAgent::held_bytes`]).
+            pub fn held_bytes(&self) -> usize {
+                [$(self.$module.held_bytes()),*]
+                    .into_iter()
+                    .fold(0usize, usize::saturating_add)
             }
 
             /// When [`Agent::on_timer`] should next run, if anything waits.

@@ -245,6 +245,11 @@ impl Agent {
 impl ProfileAgent for Agent {
     type Profile = Lifecycle;
 
+    /// Outcomes kept for replay (echo results are params, up to a frame each).
+    fn held_bytes(&self) -> usize {
+        self.lifecycle.stored_bytes()
+    }
+
     fn for_connection(config: &Config, form: P1Form) -> Self {
         Agent::new(config.clone(), form)
     }

@@ -56,6 +56,10 @@ impl Agent {
 impl ProfileAgent for Agent {
     type Profile = Store;
 
+    fn held_bytes(&self) -> usize {
+        self.store.bytes()
+    }
+
     fn for_connection(_: &Config, form: P1Form) -> Self {
         Agent::new(form)
     }

@@ -249,17 +249,14 @@ where
         // A peer that stops reading cannot hold the connection (and its replies) forever:
         // the replies must be written within the body timeout. The timer is only
         // registered when a write actually has to wait.
-        let flushed = match edge.body_timeout {
-            Some(t) => tokio::time::timeout(t, flush_outputs(&mut conn, &mut stream, peer))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("the peer did not read its replies within {t:?}"),
-                    ))
-                }),
-            None => flush_outputs(&mut conn, &mut stream, peer).await,
-        };
+        let flushed = flush_within(
+            edge.body_timeout,
+            "its replies",
+            &mut conn,
+            &mut stream,
+            peer,
+        )
+        .await;
         match flushed {
             Ok(false) => {}
             Ok(true) => break Ended::Closed,
@@ -282,17 +279,14 @@ pub async fn refuse<S>(mut stream: S, mut conn: Connection, peer: &str, edge: Ed
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let flushed = match edge.body_timeout {
-        Some(t) => tokio::time::timeout(t, flush_outputs(&mut conn, &mut stream, peer))
-            .await
-            .unwrap_or_else(|_| {
-                Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("the peer did not read its refusal within {t:?}"),
-                ))
-            }),
-        None => flush_outputs(&mut conn, &mut stream, peer).await,
-    };
+    let flushed = flush_within(
+        edge.body_timeout,
+        "its refusal",
+        &mut conn,
+        &mut stream,
+        peer,
+    )
+    .await;
     let _ = stream.shutdown().await;
     match flushed {
         Ok(_) => {
@@ -327,6 +321,31 @@ async fn linger<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut [u8]) {
         }
     })
     .await;
+}
+
+/// [`flush_outputs`] within `limit` (the body timeout), if one is set: a peer that does not
+/// read `what` is dropped when it passes.
+async fn flush_within<S>(
+    limit: Option<Duration>,
+    what: &str,
+    conn: &mut Connection,
+    stream: &mut S,
+    peer: &str,
+) -> io::Result<bool>
+where
+    S: AsyncWrite + Unpin,
+{
+    match limit {
+        Some(t) => tokio::time::timeout(t, flush_outputs(conn, stream, peer))
+            .await
+            .unwrap_or_else(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("the peer did not read {what} within {t:?}"),
+                ))
+            }),
+        None => flush_outputs(conn, stream, peer).await,
+    }
 }
 
 /// Writes everything the connection produced with one write call (the connection batches

@@ -7,12 +7,17 @@
 //! - `crash`: aborts on the first complete frame.
 //! - `flood`: on the first frame, announces an 8 MiB frame and streams octets forever;
 //!   `flood4g` announces a 4 GiB frame first.
+//! - `flood-frames`: on the first frame, writes small valid frames forever, each on its own
+//!   (the flood that once took the harness to 750 MB for one vector through its transcript).
 //! - `bad-stream`: as `close-on-reject`, and a request for method `stream` gets two partial
 //!   outputs sent as responses (msg_type 2) on fresh msg_ids without the request's
 //!   correlation, then a `result` on the request's msg_id even when asked to fail.
 //! - `unterminated-stream`: the partials of `bad-stream` and never a terminal response.
 //! - `every-other`: as `close-on-reject`, but answers only every other `ping` (a SUT that
 //!   loses replies, for the load mode).
+//! - `new-code`: as `close-on-reject`, but answers every `ping` with an error frame whose
+//!   code (at `/error/data/swp_error`) is new each time and 1,000 characters long (the SUT
+//!   that once took the load mode to 701 MB through its count by code).
 
 use std::io::{Read, Write};
 use swp_core::{e1, Envelope, Event, Limits, Policy, Receiver};
@@ -57,6 +62,24 @@ fn main() {
                         }
                     }
                 }
+                "flood-frames" => {
+                    // 25-octet frames, each written and flushed alone, so the harness reads
+                    // them in as many small pieces as the pipe allows.
+                    for n in 0u64.. {
+                        let f = Envelope {
+                            version: 1,
+                            profile_id: 1,
+                            msg_type: 3,
+                            msg_id: n.to_be_bytes().to_vec().into(),
+                            payload: b"{}".to_vec().into(),
+                            ..Envelope::default()
+                        };
+                        let Ok(b) = e1::frame_bytes(&f) else { return };
+                        if stdout.write_all(&b).and_then(|()| stdout.flush()).is_err() {
+                            return;
+                        }
+                    }
+                }
                 "hang" => {}
                 _ => match ev {
                     Event::Rejected { .. } => return,
@@ -85,6 +108,14 @@ fn main() {
                         let mut out = Vec::new();
                         let id = req.as_ref().and_then(|r| r.get("id")).cloned();
                         match method {
+                            Some("ping") if mode == "new-code" => {
+                                pings += 1;
+                                let code = format!("ERR_NEW_{pings:012}_{}", "X".repeat(980));
+                                out.push(answer(
+                                    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "made up", "data": {"swp_error": code}}}),
+                                    &envelope.msg_id,
+                                ));
+                            }
                             Some("ping") => out.push(answer(
                                 serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
                                 &envelope.msg_id,

@@ -53,6 +53,11 @@ pub trait Wire: Send {
 /// Largest single read.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// Reads of a stdio endpoint's output waiting for the harness: at most 4 MiB. A SUT that
+/// writes faster than the harness judges then waits on its pipe, instead of the harness
+/// holding everything it wrote.
+const STDIO_QUEUED_READS: usize = 64;
+
 /// How long a write to a stdio endpoint may block (it stopped reading its input).
 const STDIO_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -69,7 +74,7 @@ pub struct StdioWire {
 impl StdioWire {
     /// Wraps the pipes of a spawned process.
     pub fn new(stdin: ChildStdin, mut stdout: ChildStdout) -> Self {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(STDIO_QUEUED_READS);
         std::thread::spawn(move || {
             let mut buf = vec![0u8; READ_CHUNK];
             loop {

@@ -5,6 +5,7 @@
 
 use crate::catalog::vector::{Method, Vector};
 use crate::connect::driver::{Answer, DriverError};
+use crate::method::conv::transcript::Recorded;
 use crate::plan::materialize::MaterialiseError;
 use crate::report::result::{Incidental, NaCause, StepResult, TranscriptEntry, Verdict};
 use crate::support::cancel::Cancel;
@@ -116,6 +117,8 @@ pub struct Outcome {
     pub incidental: Vec<Incidental>,
     /// Both directions.
     pub transcript: Vec<TranscriptEntry>,
+    /// Whether anything came from the SUT while the vector ran, cut entries included.
+    pub heard: bool,
 }
 
 impl Outcome {
@@ -134,6 +137,7 @@ impl Outcome {
             steps: Vec::new(),
             incidental: Vec::new(),
             transcript: Vec::new(),
+            heard: false,
         }
     }
 
@@ -151,9 +155,12 @@ impl Outcome {
         Outcome::new(verdict, Some(why.into()))
     }
 
-    /// The same outcome with `transcript`.
-    pub fn with_transcript(mut self, transcript: Vec<TranscriptEntry>) -> Outcome {
-        self.transcript = transcript;
+    /// The same outcome with `transcript` (a whole `Vec`, or a bounded one a timeline
+    /// recorded).
+    pub fn with_transcript(mut self, transcript: impl Into<Recorded>) -> Outcome {
+        let r = transcript.into();
+        self.transcript = r.entries;
+        self.heard = r.heard;
         self
     }
 }

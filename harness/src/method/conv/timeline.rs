@@ -1,9 +1,11 @@
 //! One vector's timeline: its clock, its start and hard deadline, the run's cancel handle
-//! and the observation log (the transcript) with the one clip policy every method uses.
+//! and the observation log (the transcript, bounded by [`super::transcript`]) with the one
+//! clip policy every method uses.
 //! A wait goes through [`Timeline::slice`] so a cancelled run stops waiting within
 //! [`CANCEL_POLL`], whatever the deadline.
 
 use super::clock::Clock;
+use super::transcript::{Recorded, Transcript};
 use crate::report::result::{Dir, TranscriptEntry};
 use crate::support::cancel::Cancel;
 use crate::support::transcript::clip_text;
@@ -43,8 +45,8 @@ pub struct Timeline<'a> {
     pub start: Instant,
     /// The vector's hard limit.
     pub hard_deadline: Instant,
-    /// Both directions and the harness's notes, as they happen.
-    pub transcript: Vec<TranscriptEntry>,
+    /// Both directions and the harness's notes, as they happen, bounded.
+    pub transcript: Transcript,
     cancel: Cancel,
     clip: Clip,
 }
@@ -69,7 +71,7 @@ impl<'a> Timeline<'a> {
             clock,
             start,
             hard_deadline: start + Duration::from_millis(vector_ms),
-            transcript: Vec::new(),
+            transcript: Transcript::default(),
             cancel,
             clip,
         }
@@ -151,8 +153,8 @@ impl<'a> Timeline<'a> {
     }
 
     /// The transcript so far, leaving it empty.
-    pub fn take_transcript(&mut self) -> Vec<TranscriptEntry> {
-        std::mem::take(&mut self.transcript)
+    pub fn take_transcript(&mut self) -> Recorded {
+        self.transcript.take()
     }
 }
 
@@ -190,7 +192,8 @@ mod tests {
         let mut tl = Timeline::new(&clock, 10_000, Cancel::new(), clip);
         clock.advance_to(tl.after(7));
         tl.note("abcdefgh");
-        assert_eq!(tl.transcript[0].t_ms, 0);
-        assert_eq!(tl.transcript[0].data, clip_text("abcdefgh", 4));
+        let t = tl.take_transcript().entries;
+        assert_eq!(t[0].t_ms, 0);
+        assert_eq!(t[0].data, clip_text("abcdefgh", 4));
     }
 }

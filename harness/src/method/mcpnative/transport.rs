@@ -126,6 +126,8 @@ impl Conv<'_> {
             } => {
                 st.status = Some(status);
                 st.content_type = content_type.clone();
+                // A status is an answer, though its note is no `received` entry.
+                self.tl.transcript.mark_heard();
                 let ct = if content_type.is_empty() {
                     "no Content-Type".to_owned()
                 } else {

@@ -9,6 +9,10 @@ use std::time::Instant;
 /// Longest line accepted from the proxy on either side.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
+/// Lines read and not yet taken: at most 16 MiB waiting. A side that writes faster than the
+/// harness judges then waits on its pipe or socket, instead of the harness holding all of it.
+const QUEUED_LINES: usize = 4;
+
 /// One line read, or why reading ended.
 pub type LineResult = Result<Vec<u8>, String>;
 
@@ -20,7 +24,7 @@ pub struct Lines {
 
 impl Lines {
     pub fn spawn(r: impl Read + Send + 'static) -> Lines {
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(QUEUED_LINES);
         std::thread::spawn(move || {
             let mut r = BufReader::new(r);
             loop {

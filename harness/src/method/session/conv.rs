@@ -15,6 +15,18 @@ use crate::sut::SessionSpec;
 use bytes::Bytes;
 use std::time::Instant;
 
+/// Characters of a transcript entry kept. A frame's hex is already abbreviated at 256
+/// octets (about 530 characters, a decoded frame's note a little more); the bound is for
+/// the entries that carry what the SUT chose whole (a msg_id, an error code, a reason), so
+/// no single entry of a hostile SUT's transcript runs to megabytes.
+const TRANSCRIPT_CHARS: usize = 2048;
+
+/// How this method's transcripts keep entries: clipped at [`TRANSCRIPT_CHARS`], timed.
+const CLIP: Clip = Clip {
+    chars: Some(TRANSCRIPT_CHARS),
+    stamped: true,
+};
+
 /// One vector's conversation.
 pub struct Conv<'a> {
     /// The connection to the endpoint.
@@ -107,7 +119,7 @@ impl<'a> Conv<'a> {
             wire,
             upstream: None,
             spec,
-            tl: Timeline::new(clock, spec.timing.vector_ms, cancel, Clip::WHOLE),
+            tl: Timeline::new(clock, spec.timing.vector_ms, cancel, CLIP),
             core_layer,
             forwarded: None,
             last_error_frame: None,

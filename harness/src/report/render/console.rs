@@ -1,6 +1,7 @@
 //! The console summary: one line per vector that did not pass (with its transcript for
 //! failures), then counts. Plain text so it reads the same in a terminal and a CI log.
 
+use crate::method::conv::transcript::is_cut;
 use crate::report::model::Report;
 use crate::report::result::{Dir, Verdict};
 use std::fmt::Write;
@@ -41,6 +42,10 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
             };
             if skip > 0 {
                 let _ = writeln!(s, "     … {skip} earlier transcript line(s) in report.json");
+                // A cut among them is said here too: the lines below are not all there was.
+                for e in transcript[..skip].iter().filter(|e| is_cut(e)) {
+                    let _ = writeln!(s, "     · +{}ms {}", e.t_ms, e.data);
+                }
             }
             for t in transcript.iter().skip(skip) {
                 let arrow = match t.dir {

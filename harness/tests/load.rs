@@ -1,8 +1,9 @@
 //! `swp-conform load` end to end: against the reference endpoint over TCP and TLS (nothing
 //! lost, requests sent, percentiles reported, the SUT's resources sampled), against its
 //! rate limit and against a SUT that answers every other probe (lost replies reported,
-//! status 1), and the refusals (status 2). Runs are ~2 s; nothing here asserts a time or a
-//! rate.
+//! status 1), against a SUT that makes up a new error code for every answer (memory and
+//! report bounded), and the refusals (status 2). Runs are ~2 s; nothing here asserts a time
+//! or a rate.
 
 mod common;
 use common::root;
@@ -165,7 +166,7 @@ fn the_reference_rate_limit_shows_as_unmatched_errors_and_lost_replies() {
     assert!(
         n(
             &r,
-            "/counts/unmatched_errors_by_code/ERR_RATE_LIMIT_EXCEEDED"
+            "/counts/unmatched_error_codes/by_code/ERR_RATE_LIMIT_EXCEEDED"
         ) > 0,
         "{r:#}"
     );
@@ -262,4 +263,100 @@ fn a_stdio_endpoint_takes_one_connection() {
     let (o, _) = load(&["--sut", m.to_str().unwrap(), "--connections", "2"], &out);
     assert_eq!(o.status.code(), Some(2), "{}", explain(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--connections 1"));
+}
+
+/// A SUT that answers every probe with an error frame under a new 1,000-character code: the
+/// count by code keeps 64 codes per connection and reports the 32 most frequent, each cut
+/// to 64 characters, the rest summed as other codes, so the harness's memory and its report
+/// do not grow with the codes (once 701 MB and a 220 MB report for 13,676 codes).
+#[test]
+fn a_sut_that_makes_up_a_code_each_time_keeps_memory_and_reports_bounded() {
+    let out = out_dir("new-code");
+    let dir = out.with_extension("sut");
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = dir.join("badsut-new-code.yaml");
+    std::fs::write(
+        &m,
+        format!(
+            r#"name: badsut-new-code
+version: "0"
+kind: endpoint
+start: {{command: "{}", args: ["new-code"]}}
+methods: [session]
+claims: {{class: C0, profiles: [1, 2]}}
+limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
+policy: {{timestamp_freshness: false, unknown_profile: close}}
+session:
+  transport: stdio
+  reject_signal: {{mode: error-frame, error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}}}
+  probe:
+    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#,
+            common::example("badsut").display()
+        ),
+    )
+    .unwrap();
+    let args = [
+        "load",
+        "--sut",
+        m.to_str().unwrap(),
+        "--in-flight",
+        "16",
+        "--duration",
+        "3s",
+        "--drain",
+        "200ms",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (o, peak_kib) =
+        common::run_measured(Path::new(env!("CARGO_BIN_EXE_swp-conform")), &args, &root());
+    let text = std::fs::read_to_string(out.join("load-report.json"))
+        .unwrap_or_else(|e| panic!("no report ({e})\n{}", explain(&o)));
+    let r: Value = serde_json::from_str(&text).unwrap();
+    conforms_to_schema(&r);
+    assert_eq!(o.status.code(), Some(1), "{}", explain(&o));
+    let errors = n(&r, "/errors");
+    let codes = r["counts"]["error_codes"]["by_code"].as_object().unwrap();
+    let named: u64 = codes.values().filter_map(Value::as_u64).sum();
+    let other = n(&r, "/counts/error_codes/other");
+    // Enough distinct codes that an unbounded count would show, every one counted.
+    assert!(
+        errors > 1_000,
+        "{errors} error frames only\n{}",
+        explain(&o)
+    );
+    assert_eq!(named + other, errors, "nothing lost, only summed");
+    assert_eq!(
+        codes.len(),
+        32,
+        "{:?}",
+        codes.keys().take(3).collect::<Vec<_>>()
+    );
+    assert!(
+        codes.keys().all(|k| k.chars().count() <= 65),
+        "codes are cut"
+    );
+    let md = std::fs::metadata(out.join("load-report.md")).unwrap().len();
+    eprintln!(
+        "new-code: {errors} error frames, peak RSS {} MiB, load-report.json {} octets, load-report.md {md} octets",
+        peak_kib / 1024,
+        text.len()
+    );
+    assert!(
+        text.len() < 64 * 1024,
+        "load-report.json is {} octets",
+        text.len()
+    );
+    assert!(md < 64 * 1024, "load-report.md is {md} octets");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).len() < 64 * 1024,
+        "stderr names every code"
+    );
+    assert!(
+        peak_kib < 200 * 1024,
+        "the harness peaked at {peak_kib} KiB"
+    );
 }

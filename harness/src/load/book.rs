@@ -3,11 +3,12 @@
 //! latencies in an HDR histogram and every count the load report carries. The caller passes
 //! the time in, so every rule is tested here without a socket or a clock.
 
+use super::codes::Tally;
 use crate::frames::Envelope;
 use crate::sut::{ErrorFrameSpec, ProbeSpec};
 use bytes::Bytes;
 use hdrhistogram::Histogram;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The largest latency the histograms tell apart, in µs (100 s); a longer one is recorded
@@ -97,11 +98,11 @@ pub struct Counts {
     pub replies: u64,
     /// Of those, answered before the measuring window closed (the throughput's numerator).
     pub replies_in_window: u64,
-    /// Requests answered with an error frame, by code.
-    pub errors_by_code: BTreeMap<String, u64>,
+    /// Requests answered with an error frame, by code (bounded: `load::codes`).
+    pub error_codes: Tally,
     /// Error frames that answer no request in flight (e.g. a connection-level reject), by
-    /// code.
-    pub unmatched_errors_by_code: BTreeMap<String, u64>,
+    /// code (bounded the same way).
+    pub unmatched_error_codes: Tally,
     /// Requests not answered within the reply timeout.
     pub lost_timed_out: u64,
     /// Requests in flight on a connection that closed or broke.
@@ -124,12 +125,12 @@ pub struct Counts {
 impl Counts {
     /// Requests answered with an error frame.
     pub fn errors(&self) -> u64 {
-        self.errors_by_code.values().sum()
+        self.error_codes.total()
     }
 
     /// Error frames that answered nothing.
     pub fn unmatched_errors(&self) -> u64 {
-        self.unmatched_errors_by_code.values().sum()
+        self.unmatched_error_codes.total()
     }
 
     /// Requests never answered.
@@ -142,12 +143,8 @@ impl Counts {
         self.sent += o.sent;
         self.replies += o.replies;
         self.replies_in_window += o.replies_in_window;
-        for (k, v) in &o.errors_by_code {
-            *self.errors_by_code.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &o.unmatched_errors_by_code {
-            *self.unmatched_errors_by_code.entry(k.clone()).or_default() += v;
-        }
+        self.error_codes.add(&o.error_codes);
+        self.unmatched_error_codes.add(&o.unmatched_error_codes);
         self.lost_timed_out += o.lost_timed_out;
         self.lost_on_close += o.lost_on_close;
         self.lost_at_end += o.lost_at_end;
@@ -242,11 +239,11 @@ impl Book {
             },
             Seen::Error(code) => {
                 let by = if self.in_flight.remove(msg_id).is_some() {
-                    &mut self.counts.errors_by_code
+                    &mut self.counts.error_codes
                 } else {
-                    &mut self.counts.unmatched_errors_by_code
+                    &mut self.counts.unmatched_error_codes
                 };
-                *by.entry(code).or_default() += 1;
+                by.count(&code);
             }
             Seen::Other => self.counts.other_frames += 1,
         }
@@ -388,8 +385,11 @@ pub(super) mod tests {
             Seen::Error("ERR_MALFORMED_FRAME".into()),
             t0,
         );
-        assert_eq!(b.counts.errors_by_code["ERR_RATE_LIMIT_EXCEEDED"], 1);
-        assert_eq!(b.counts.unmatched_errors_by_code["ERR_MALFORMED_FRAME"], 1);
+        assert_eq!(b.counts.error_codes.by_code["ERR_RATE_LIMIT_EXCEEDED"], 1);
+        assert_eq!(
+            b.counts.unmatched_error_codes.by_code["ERR_MALFORMED_FRAME"],
+            1
+        );
         assert_eq!(
             (b.in_flight(), b.counts.replies, b.latencies.len()),
             (0, 0, 0)

@@ -5,12 +5,13 @@
 //! memory and descriptors over time (`docs/load.md`).
 //!
 //! Its rooms: [`book`] (the sans-IO bookkeeping: in-flight table, histogram, counts),
-//! [`conn`] (one connection's loop on a blocking wire and thread), [`sample`] (`/proc`
+//! [`codes`] (error frames by code, bounded whatever codes the SUT makes up), [`conn`] (one connection's loop on a blocking wire and thread), [`sample`] (`/proc`
 //! readings), [`report`] (the report, its verdict and its formats). Reaching the endpoint,
 //! its PKI and its process are the session method's own ([`Endpoint`]), so load runs on
 //! exactly the connections conformance runs use.
 
 pub mod book;
+pub mod codes;
 pub mod conn;
 pub mod report;
 pub mod sample;

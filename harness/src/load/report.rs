@@ -164,12 +164,17 @@ pub fn reasons(c: &Counts, interrupted: bool) -> Vec<String> {
     }
     let errors = c.errors() + c.unmatched_errors();
     if errors > 0 {
-        let by: Vec<String> = c
-            .errors_by_code
+        let mut by: Vec<String> = c
+            .error_codes
+            .by_code
             .iter()
-            .chain(&c.unmatched_errors_by_code)
+            .chain(&c.unmatched_error_codes.by_code)
             .map(|(k, v)| format!("{k} ×{v}"))
             .collect();
+        let other = c.error_codes.other + c.unmatched_error_codes.other;
+        if other > 0 {
+            by.push(format!("other codes ×{other}"));
+        }
         r.push(format!("{errors} error frames ({})", by.join(", ")));
     }
     if c.connection_failures > 0 {
@@ -185,12 +190,17 @@ impl LoadReport {
     /// The report of a run.
     pub fn new(
         setup: RunSetup,
-        counts: Counts,
+        mut counts: Counts,
         latencies: &Latencies,
         connection_failure_reasons: Vec<String>,
         resources: Resources,
         interrupted: bool,
     ) -> LoadReport {
+        // The connections' codes summed may be many; the report names the most frequent.
+        counts.error_codes.keep_top(super::codes::REPORTED_CODES);
+        counts
+            .unmatched_error_codes
+            .keep_top(super::codes::REPORTED_CODES);
         let secs = setup.window_ms as f64 / 1000.0;
         let throughput_rps = if secs > 0.0 {
             (counts.replies_in_window as f64 / secs * 10.0).round() / 10.0
@@ -316,8 +326,17 @@ impl LoadReport {
             }
             _ => row("SUT resources", self.resources.note.clone()),
         }
-        for (k, v) in c.errors_by_code.iter().chain(&c.unmatched_errors_by_code) {
+        for (k, v) in c
+            .error_codes
+            .by_code
+            .iter()
+            .chain(&c.unmatched_error_codes.by_code)
+        {
             row(&format!("error {k}"), v.to_string());
+        }
+        let other = c.error_codes.other + c.unmatched_error_codes.other;
+        if other > 0 {
+            row("errors with other codes", other.to_string());
         }
         o
     }
@@ -412,8 +431,8 @@ mod tests {
             sent: 3,
             ..Counts::default()
         };
-        errs.errors_by_code
-            .insert("ERR_RATE_LIMIT_EXCEEDED".into(), 2);
+        errs.error_codes.count("ERR_RATE_LIMIT_EXCEEDED");
+        errs.error_codes.count("ERR_RATE_LIMIT_EXCEEDED");
         assert_eq!(
             reasons(&errs, false),
             ["2 error frames (ERR_RATE_LIMIT_EXCEEDED ×2)"]

@@ -1,6 +1,6 @@
 //! Helpers shared by the harness's integration tests: the workspace root, the catalog, a
-//! listing of what did not pass, and the example programs (broken SUTs, mock servers)
-//! built on demand.
+//! listing of what did not pass, the example programs (broken SUTs, mock servers) built on
+//! demand, and the peak memory of a command they run.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -143,4 +143,40 @@ pub fn run_with_manifest(name: &str, manifest: &str, ids: &[&str]) -> Vec<Vector
         .collect();
     assert_eq!(plan.len(), ids.len(), "{ids:?}");
     method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap()
+}
+
+/// What [`run_measured`] prints last on stderr, before the peak.
+const PEAK_MARK: &str = "swp-test-peak-rss-kib=";
+
+/// Runs `program` with `args` in `cwd`, and the peak resident set, in KiB, of it and of
+/// every process it waited for (its SUTs): python3's `getrusage(RUSAGE_CHILDREN)` once it
+/// exited, so nothing it allocated between two samples and its exit is missed, and the
+/// cargo builds of this test process are not counted.
+pub fn run_measured<S: AsRef<std::ffi::OsStr>>(
+    program: &Path,
+    args: &[S],
+    cwd: &Path,
+) -> (std::process::Output, u64) {
+    let script = format!(
+        "import resource, subprocess, sys\n\
+         rc = subprocess.call(sys.argv[1:])\n\
+         sys.stderr.write('\\n{PEAK_MARK}%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+         sys.exit(rc if rc >= 0 else 128 - rc)\n"
+    );
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(program)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("python3 runs the measured command");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let kib = err
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(PEAK_MARK))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak reported; stderr:\n{err}"));
+    (o, kib)
 }

@@ -1,6 +1,7 @@
 //! How the harness reaches a SUT (docs/architecture.md, Data flow): codec
 //! connectors (the reference in process, a testee process), wires to endpoints (stdio, TCP,
-//! TLS), supervision of the processes it starts, and the test PKI it generates.
+//! TLS), supervision of the processes it starts (and of all they start, `reap`), and the
+//! test PKI it generates.
 
 pub mod builtin;
 pub mod driver;
@@ -8,5 +9,6 @@ pub mod driver;
 pub mod inproc;
 pub mod pki;
 pub mod process;
+pub mod reap;
 pub mod testee;
 pub mod wire;

@@ -1,17 +1,18 @@
 //! Supervision of SUT processes: start with templated arguments, wait for the port they
-//! bound, notice when they die, and reap every one of them: on drop, on error and on
-//! Ctrl-C (a handler kills every registered child and marks the run interrupted).
+//! bound, notice when they die, and reap every one of them with all they started
+//! ([`super::reap`]): on drop, on error and on Ctrl-C (a handler kills every registered
+//! child and marks the run interrupted).
 
 use super::driver::DriverError;
+use super::reap::{self, Tag};
 use crate::sut::file::Start;
-use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::process::CommandExt;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
-static CHILDREN: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+static CHILDREN: Mutex<BTreeMap<u32, Tag>> = Mutex::new(BTreeMap::new());
 static HANDLER: Once = Once::new();
 
 /// Installs the Ctrl-C handler once per process: it cancels `cancel` (the run stops after
@@ -21,16 +22,14 @@ pub fn install_interrupt_handler(cancel: &crate::support::cancel::Cancel) {
     HANDLER.call_once(move || {
         let _ = ctrlc::set_handler(move || {
             cancel.cancel();
-            let pids: Vec<u32> = CHILDREN
+            let suts: Vec<(u32, Tag)> = CHILDREN
                 .lock()
-                .map(|c| c.iter().copied().collect())
+                .map(|c| c.iter().map(|(p, t)| (*p, t.clone())).collect())
                 .unwrap_or_default();
-            for pid in pids {
+            for (pid, tag) in suts {
                 // SUTs run in their own process group, so the terminal's SIGINT does not
-                // reach them: kill the group explicitly.
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pid}")])
-                    .status();
+                // reach them: kill them explicitly, with all they started.
+                reap::kill_tree(pid, &tag);
             }
         });
     });
@@ -123,10 +122,11 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// A running SUT process, killed and reaped on drop.
+/// A running SUT process, killed and reaped on drop with everything it started.
 pub struct Supervised {
     child: Child,
     pid: u32,
+    tag: Tag,
 }
 
 impl std::fmt::Debug for Supervised {
@@ -173,8 +173,8 @@ pub fn spawn(
                 .iter()
                 .map(|(k, v)| (k.clone(), template(v, vars))),
         )
-        .current_dir(start.cwd.as_ref().map_or(base.to_owned(), |c| base.join(c)))
-        .process_group(0);
+        .current_dir(start.cwd.as_ref().map_or(base.to_owned(), |c| base.join(c)));
+    let tag = reap::prepare(&mut cmd);
     if pipes {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     } else {
@@ -192,9 +192,9 @@ pub fn spawn(
     }
     let pid = child.id();
     if let Ok(mut c) = CHILDREN.lock() {
-        c.insert(pid);
+        c.insert(pid, tag.clone());
     }
-    Ok(Supervised { child, pid })
+    Ok(Supervised { child, pid, tag })
 }
 
 impl Supervised {
@@ -249,13 +249,9 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 
 impl Drop for Supervised {
     fn drop(&mut self) {
-        // The whole process group, whether or not its leader is still alive: a SUT that
-        // forks and exits leaves its children in the group. The group's id cannot be reused
-        // while any member lives, so this reaches no stranger.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.pid)])
-            .stderr(Stdio::null())
-            .status();
+        // Before the `Child` is reaped, so its pid (and its group's id) cannot have been
+        // reused by a stranger.
+        reap::kill_tree(self.pid, &self.tag);
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Ok(mut c) = CHILDREN.lock() {
@@ -382,6 +378,67 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(!alive(child), "the forked child {child} survived its SUT");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A SUT whose child leaves the process group with `setsid` and is orphaned (a double
+    /// fork, as a daemon does): the group kill misses it, the tree kill does not.
+    #[test]
+    fn a_setsid_grandchild_of_a_sut_is_killed_with_it() {
+        let dir = std::env::temp_dir().join(format!("swp-proc-setsid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pidfile = dir.join("daemon.pid");
+        let _ = std::fs::remove_file(&pidfile);
+        let script = format!(
+            "import os, sys, time\n\
+             if os.fork() == 0:\n    \
+                 os.setsid()\n    \
+                 if os.fork() == 0:\n        \
+                     open('{0}.tmp', 'w').write(str(os.getpid()))\n        \
+                     os.rename('{0}.tmp', '{0}')\n        \
+                     time.sleep(60)\n    \
+                 os._exit(0)\n\
+             time.sleep(300)\n",
+            pidfile.display()
+        );
+        let start = Start {
+            command: "python3".into(),
+            args: vec!["-c".into(), script],
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        let p = spawn(&start, &dir, &BTreeMap::new(), false, &dir.join("err.log")).unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let daemon: u32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(Instant::now() < until, "the daemon did not write its pid");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let group = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')?
+                        .1
+                        .split_whitespace()
+                        .nth(2)?
+                        .parse::<u32>()
+                        .ok()
+                })
+        };
+        assert!(alive(daemon), "the daemon should run");
+        assert_ne!(group(daemon), Some(p.pid()), "it left the SUT's group");
+        drop(p);
+        // Killed and reaped before the drop returns: no zombie either.
+        assert!(
+            !std::path::Path::new(&format!("/proc/{daemon}")).exists(),
+            "the setsid daemon {daemon} survived its SUT"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -6,11 +6,11 @@ use super::driver::{Answer, CodecDriver, DriverError};
 use super::process::capped_copy;
 /// Re-exported where callers looked for it before it moved beside the process spawner.
 pub(crate) use super::process::swp_ref_binary;
+use super::reap::{self, Tag};
 use crate::sut::file::Start;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io::{BufReader, BufWriter};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -23,6 +23,7 @@ use swp_testee_proto::{
 /// A running testee.
 struct Proc {
     child: Child,
+    tag: Tag,
     stdin: BufWriter<ChildStdin>,
     replies: Receiver<Result<Vec<u8>, ReadError>>,
 }
@@ -78,9 +79,9 @@ impl TesteeDriver {
             )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            // Its own group, so its children die with it (see `process::Supervised`).
-            .process_group(0)
             .stderr(Stdio::piped());
+        // Its own group and tag, so what it starts dies with it (see `process::Supervised`).
+        let tag = reap::prepare(&mut cmd);
         let mut child = cmd
             .spawn()
             .map_err(|e| DriverError::Start(format!("{}: {e}", program.display())))?;
@@ -88,11 +89,14 @@ impl TesteeDriver {
             capped_copy(err, self.stderr_log.clone());
         }
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            reap::kill_tree(child.id(), &tag);
             let _ = child.kill();
             let _ = child.wait();
             return Err(DriverError::Start("testee pipes unavailable".into()));
         };
-        let (tx, rx) = mpsc::channel();
+        // Requests go one at a time, so one reply waits at most: a testee that writes
+        // messages nobody asked for waits on its pipe rather than filling the harness.
+        let (tx, rx) = mpsc::sync_channel(1);
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
             loop {
@@ -112,6 +116,7 @@ impl TesteeDriver {
         });
         self.proc = Some(Proc {
             child,
+            tag,
             stdin: BufWriter::new(stdin),
             replies: rx,
         });
@@ -157,11 +162,8 @@ impl TesteeDriver {
     /// Kills and reaps the process, so the next request starts a fresh one.
     pub fn kill(&mut self) -> Option<String> {
         let mut p = self.proc.take()?;
-        // Its whole group: whatever the testee started dies with it.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", p.child.id())])
-            .stderr(Stdio::null())
-            .status();
+        // Whatever the testee started dies with it.
+        reap::kill_tree(p.child.id(), &p.tag);
         let status = match p.child.try_wait() {
             Ok(Some(s)) => Some(s),
             _ => {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use swp_conform::catalog::class::Class;
 use swp_conform::catalog::{self, Catalog};
 use swp_conform::cli::{io_error, CliError, RunOptions};
+use swp_conform::method::silence::DEFAULT_STOP_AFTER_SILENT;
 use swp_conform::method::{Cancel, Runner, Setup};
 use swp_conform::plan::select::{select, Selection};
 use swp_conform::sut::Sut;
@@ -66,6 +67,10 @@ enum Cmd {
         /// Print transcripts of failures.
         #[arg(long)]
         transcripts: bool,
+        /// Stop the run once the SUT has answered nothing (a timeout, not one octet from
+        /// it) in N driven vectors in a row; the rest are reported as not-run. 0: never.
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_STOP_AFTER_SILENT)]
+        stop_after_silent: u32,
     },
     /// List the selected vectors.
     List {
@@ -97,6 +102,9 @@ enum Cmd {
         /// Per-request deadline for out-of-process SUTs, in ms.
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u64,
+        /// As for `run`: stop after N silent vectors in a row; 0: never.
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_STOP_AFTER_SILENT)]
+        stop_after_silent: u32,
     },
     /// Changes between two report.json files, regressions first; exit 1 on a regression.
     Diff {
@@ -248,6 +256,7 @@ struct RunArgs<'a> {
     strict: bool,
     timeout_ms: u64,
     transcripts: bool,
+    stop_after_silent: u32,
     change: &'a Change,
 }
 
@@ -270,6 +279,7 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
             .transpose()?,
         out: Some(a.out.to_path_buf()),
         quiet: a.change.quiet,
+        stop_after_silent: a.stop_after_silent,
     };
     let cancel = Cancel::new();
     let mut runner = open(&cat, &sut, a.out, a.timeout_ms, &cancel)?;
@@ -298,13 +308,22 @@ fn claim(
     vectors: &[PathBuf],
     out: &Path,
     timeout_ms: u64,
+    stop_after_silent: u32,
 ) -> Result<bool, CliError> {
     let cat = load_vectors(vectors)?;
     let sut = load_sut(sut_path)?;
     std::fs::create_dir_all(out).map_err(io_error(out))?;
     let cancel = Cancel::new();
     let mut runner = open(&cat, &sut, out, timeout_ms, &cancel)?;
-    let o = swp_conform::cli::claim::claim(&cat, &sut, class, out, runner.as_mut(), &cancel)?;
+    let o = swp_conform::cli::claim::claim(
+        &cat,
+        &sut,
+        class,
+        out,
+        runner.as_mut(),
+        &cancel,
+        stop_after_silent,
+    )?;
     match &o.claim {
         Some(c) => println!("{c}"),
         None => {
@@ -392,6 +411,7 @@ fn main() -> ExitCode {
             strict,
             timeout_ms,
             transcripts,
+            stop_after_silent,
             change,
         } => run(
             sel,
@@ -401,6 +421,7 @@ fn main() -> ExitCode {
                 strict: *strict,
                 timeout_ms: *timeout_ms,
                 transcripts: *transcripts,
+                stop_after_silent: *stop_after_silent,
                 change,
             },
         ),
@@ -410,7 +431,8 @@ fn main() -> ExitCode {
             vectors,
             out,
             timeout_ms,
-        } => claim(*class, sut, vectors, out, *timeout_ms),
+            stop_after_silent,
+        } => claim(*class, sut, vectors, out, *timeout_ms, *stop_after_silent),
         Cmd::Diff { old, new } => swp_conform::cli::diff_cli(old, new),
         Cmd::Merge {
             reports,
@@ -445,6 +467,9 @@ fn main() -> ExitCode {
         ),
         Cmd::Schema { dir } => schema(dir),
     };
+    // Every SUT was stopped with all it started; what remains below the harness is an
+    // orphan that shed its tag, and it goes too.
+    swp_conform::connect::reap::sweep();
     match r {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),

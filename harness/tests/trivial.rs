@@ -95,6 +95,7 @@ fn passes_only(mode: &str, shape: Shape) -> (usize, Vec<String>) {
         &mut helpers,
         &plan,
         &swp_conform::support::cancel::Cancel::new(),
+        &mut method::Silence::never(),
         &mut |_| {},
     )
     .unwrap();

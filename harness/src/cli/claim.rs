@@ -143,8 +143,8 @@ fn versions(rep: &Report, cat: &Catalog, class: Class) -> String {
     s
 }
 
-/// Runs the claim: `runner` runs the class's plan; writes the reports and the bundle into
-/// `out`.
+/// Runs the claim: `runner` runs the class's plan, stopping after `stop_after_silent`
+/// silent vectors in a row (0: never); writes the reports and the bundle into `out`.
 pub fn claim(
     cat: &Catalog,
     sut: &Sut,
@@ -152,6 +152,7 @@ pub fn claim(
     out: &Path,
     runner: &mut dyn crate::method::Runner,
     cancel: &crate::method::Cancel,
+    stop_after_silent: u32,
 ) -> Result<ClaimOutcome, CliError> {
     let sel = crate::plan::select::Selection {
         class: Some(class),
@@ -161,6 +162,7 @@ pub fn claim(
     let opts = RunOptions {
         pattern: format!("class:{class}"),
         out: Some(out.to_path_buf()),
+        stop_after_silent,
         ..Default::default()
     };
     let rep = super::run_report(cat, sut, &plan, &opts, runner, &mut [], cancel)?;
@@ -178,6 +180,9 @@ pub fn claim(
     let bytes = bundle(&rep, cat, sut, class, claim.as_deref())?;
     let path = out.join(format!("evidence-{class}.tar.gz"));
     std::fs::write(&path, bytes).map_err(io_error(&path))?;
+    if let Some(why) = &rep.run.stopped_early {
+        return Err(CliError::StoppedEarly(why.clone()));
+    }
     Ok(ClaimOutcome {
         verdict,
         claim,

@@ -51,6 +51,10 @@ pub enum CliError {
     /// An argument is invalid.
     #[error("{0}")]
     Usage(String),
+    /// The run stopped before its plan ended because the SUT answered nothing
+    /// (`--stop-after-silent`); the reports, written first, list the vectors not run.
+    #[error("{0}")]
+    StoppedEarly(String),
 }
 
 /// The error of an I/O operation on `path`.
@@ -62,7 +66,7 @@ pub fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> CliError + '_ {
 }
 
 use crate::catalog::{Catalog, LoadedVector};
-use crate::method::{run_plan, run_plan_jobs, Cancel, Runner};
+use crate::method::{run_plan, run_plan_jobs, Cancel, Runner, Silence};
 use crate::report::analysis::baseline::{Baseline, Retry};
 use crate::report::model::{Digests, Report, RunInfo, Shard, SutInfo};
 use crate::report::result::VectorResult;
@@ -90,6 +94,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// No progress output.
     pub quiet: bool,
+    /// Stop the run after this many silent vectors in a row (`method::silence`); 0 never.
+    pub stop_after_silent: u32,
 }
 
 /// Parses `K/N` with 1 ≤ K ≤ N ≤ 1000.
@@ -221,8 +227,20 @@ pub fn run_report<'r>(
         None => None,
     };
     let mut progress = progress::Progress::new(plan.len(), opts.quiet);
-    let mut results = run_plan_jobs(runner, helpers, &plan, cancel, &mut |r| progress.tick(r))?;
+    let mut silence = Silence::new(opts.stop_after_silent);
+    let mut results = run_plan_jobs(runner, helpers, &plan, cancel, &mut silence, &mut |r| {
+        progress.tick(r)
+    })?;
     progress.finish();
+    let stopped = silence.stopped().cloned();
+    if let Some(stop) = &stopped {
+        // Every vector of the plan is in the report: those not reached, as not run.
+        let ran: std::collections::HashSet<String> =
+            results.iter().map(|r| r.vector_id.clone()).collect();
+        for lv in plan.iter().filter(|lv| !ran.contains(&lv.vector.header.id)) {
+            results.push(stop.not_run(crate::method::result_base(cat, lv)));
+        }
+    }
     let mut retried = Vec::new();
     if let Some(b) = &baseline {
         retried = retry_flaky(b, opts.strict, &plan, &mut results, runner, cancel)?;
@@ -236,6 +254,7 @@ pub fn run_report<'r>(
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             command: std::env::args().collect(),
             interrupted: cancel.is_cancelled(),
+            stopped_early: stopped.map(|s| s.to_string()),
             ..Default::default()
         },
         SutInfo {
@@ -297,7 +316,7 @@ fn retry_flaky(
         if todo.is_empty() || cancel.is_cancelled() {
             break;
         }
-        let again = run_plan(runner, &todo, cancel, &mut |_| {})?;
+        let again = run_plan(runner, &todo, cancel, &mut Silence::never(), &mut |_| {})?;
         for r in again {
             let settled = b.deviation(&r, strict).is_none();
             match retried.iter_mut().find(|x| x.vector_id == r.vector_id) {
@@ -353,6 +372,9 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
             "reports: {} (report.json, junit.xml, report.md, report.html)",
             o.display()
         );
+    }
+    if let Some(why) = &report.run.stopped_early {
+        return Err(CliError::StoppedEarly(why.clone()));
     }
     // An interrupted run decided nothing about the vectors it did not reach.
     Ok(!report.run_failed && !report.run.interrupted)
@@ -488,7 +510,14 @@ mod tests {
             passes: ids[0].clone(),
         };
         let cancel = Cancel::new();
-        let mut results = run_plan(&mut fake, &plan, &cancel, &mut |_| {}).unwrap();
+        let mut results = run_plan(
+            &mut fake,
+            &plan,
+            &cancel,
+            &mut Silence::never(),
+            &mut |_| {},
+        )
+        .unwrap();
         let retried = retry_flaky(&b, false, &plan, &mut results, &mut fake, &cancel).unwrap();
         let runs = &fake.runs;
         assert_eq!(runs[&ids[0]], 2);
@@ -576,6 +605,7 @@ mod tests {
             &mut helpers,
             &plan,
             &Cancel::new(),
+            &mut Silence::never(),
             &mut |_| ticks += 1,
         )
         .unwrap();

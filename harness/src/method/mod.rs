@@ -13,6 +13,7 @@ pub mod mcpnative;
 pub mod mcpproxy;
 pub mod receiver;
 pub mod session;
+pub mod silence;
 pub mod translate;
 
 use crate::catalog::{Catalog, LoadedVector};
@@ -26,6 +27,7 @@ pub(crate) use contract::unfilled;
 pub use contract::{
     answered, step_results, weight, Fatal, Judged, NotApplicable, Outcome, TestMethod,
 };
+pub use silence::Silence;
 
 /// A method bound to its catalog and SUT: what the plan loop runs, whatever the method.
 pub trait Runner: Send {
@@ -91,7 +93,13 @@ impl codec::CodecMethod<'_> {
             catalog,
             sut,
         };
-        run_plan(&mut b, plan, &Cancel::new(), &mut |_| {})
+        run_plan(
+            &mut b,
+            plan,
+            &Cancel::new(),
+            &mut Silence::never(),
+            &mut |_| {},
+        )
     }
 }
 
@@ -186,6 +194,7 @@ fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
     r.observed_error_code = o.observed_error_code;
     r.observed_code = o.observed_alias;
     r.transcript = o.transcript;
+    r.heard = o.heard;
     let reg = &catalog.requirements;
     let canonical = |ids: &[String]| -> Vec<String> {
         let mut out: Vec<String> = ids
@@ -304,19 +313,22 @@ fn run_one(
 }
 
 /// Runs the plan in order, reporting each result; stops early, keeping the results so far,
-/// when `cancel` is set, and stops the run on a [`Fatal`] failure.
+/// when `cancel` is set or `silence` says the SUT answers nothing (the caller lists the
+/// vectors not reached), and stops the run on a [`Fatal`] failure.
 pub fn run_plan(
     runner: &mut dyn Runner,
     plan: &[&LoadedVector],
     cancel: &Cancel,
+    silence: &mut Silence,
     progress: &mut dyn FnMut(&VectorResult),
 ) -> Result<Vec<VectorResult>, Fatal> {
     let mut out = Vec::with_capacity(plan.len());
     for lv in plan {
-        if cancel.is_cancelled() {
+        if cancel.is_cancelled() || silence.stopped().is_some() {
             break;
         }
         let r = run_one(runner, lv, cancel)?;
+        silence.observe(&r);
         progress(&r);
         out.push(r);
     }
@@ -326,17 +338,19 @@ pub fn run_plan(
 /// Runs the plan on `runner` and `helpers` at once (`run --jobs N`): each worker takes the
 /// next vector not yet taken, so a slow vector holds up only its own worker. Vectors marked
 /// `exclusive` then run one by one on `runner`, with no other traffic to the SUT. Results
-/// come back in plan order, so reports do not depend on scheduling. Without helpers this is
-/// [`run_plan`].
+/// come back in plan order, so reports do not depend on scheduling; `silence` counts them in
+/// the order they finish, and once it stops the run no worker takes another vector. Without
+/// helpers this is [`run_plan`].
 pub fn run_plan_jobs<'r>(
     runner: &mut (dyn Runner + 'r),
     helpers: &mut [Box<dyn Runner + 'r>],
     plan: &[&LoadedVector],
     cancel: &Cancel,
+    silence: &mut Silence,
     progress: &mut dyn FnMut(&VectorResult),
 ) -> Result<Vec<VectorResult>, Fatal> {
     if helpers.is_empty() {
-        return run_plan(runner, plan, cancel, progress);
+        return run_plan(runner, plan, cancel, silence, progress);
     }
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let (shared, alone): (Vec<_>, Vec<_>) = plan
@@ -345,19 +359,24 @@ pub fn run_plan_jobs<'r>(
         .partition(|lv| !lv.vector.header.exclusive);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
+    let stopped = AtomicBool::new(false);
     let mut slots: Vec<Option<VectorResult>> = (0..shared.len()).map(|_| None).collect();
     let mut fatal = None;
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<VectorResult, Fatal>)>();
         let workers = std::iter::once(&mut *runner).chain(helpers.iter_mut().map(|h| h.as_mut()));
         for w in workers {
-            let (tx, next, failed, shared) = (tx.clone(), &next, &failed, &shared);
+            let (tx, next, failed, stopped, shared) =
+                (tx.clone(), &next, &failed, &stopped, &shared);
             scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(lv) = shared.get(i) else { break };
-                if cancel.is_cancelled() || failed.load(Ordering::SeqCst) {
+                if cancel.is_cancelled()
+                    || failed.load(Ordering::SeqCst)
+                    || stopped.load(Ordering::SeqCst)
+                {
                     break;
                 }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(lv) = shared.get(i) else { break };
                 let r = run_one(w, lv, cancel);
                 if r.is_err() {
                     failed.store(true, Ordering::SeqCst);
@@ -371,6 +390,9 @@ pub fn run_plan_jobs<'r>(
         for (i, r) in rx {
             match r {
                 Ok(r) => {
+                    if silence.observe(&r) {
+                        stopped.store(true, Ordering::SeqCst);
+                    }
                     progress(&r);
                     if let Some(slot) = slots.get_mut(i) {
                         *slot = Some(r);
@@ -391,7 +413,7 @@ pub fn run_plan_jobs<'r>(
         .map(|r| (r.vector_id.clone(), r))
         .collect();
     if !failed.load(std::sync::atomic::Ordering::SeqCst) {
-        for r in run_plan(runner, &alone, cancel, progress)? {
+        for r in run_plan(runner, &alone, cancel, silence, progress)? {
             by_id.insert(r.vector_id.clone(), r);
         }
     }
@@ -429,7 +451,13 @@ pub fn run(
     plan: &[&LoadedVector],
 ) -> Result<Vec<VectorResult>, Fatal> {
     let mut r = open(catalog, sut, setup)?;
-    run_plan(r.as_mut(), plan, &Cancel::new(), &mut |_| {})
+    run_plan(
+        r.as_mut(),
+        plan,
+        &Cancel::new(),
+        &mut Silence::never(),
+        &mut |_| {},
+    )
 }
 
 /// The method the manifest's kind calls for, bound to the catalog and the SUT, its

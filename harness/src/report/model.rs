@@ -28,6 +28,10 @@ pub struct RunInfo {
     pub command: Vec<String>,
     /// The run was interrupted (Ctrl-C): the results are partial.
     pub interrupted: bool,
+    /// Why the run stopped before its plan ended (`--stop-after-silent`: the SUT answered
+    /// nothing in that many vectors in a row); the vectors it did not reach are `not-run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<String>,
     /// Transcripts of session-method vectors, by vector id. They hold wall-clock times,
     /// ports, timestamps and TLS records that differ on every run, so they live here, in
     /// the block marked as run-specific; codec-method transcripts (virtual clock) stay in
@@ -94,7 +98,7 @@ pub struct Skipped {
     /// Canonical requirement IDs the vector names.
     #[serde(default)]
     pub requirements: Vec<String>,
-    /// Verdict (`not-applicable`).
+    /// Verdict (`not-applicable`, or `not-run` after an early stop).
     pub verdict: Verdict,
     /// Why.
     pub detail: String,

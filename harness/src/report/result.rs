@@ -32,12 +32,15 @@ pub enum Verdict {
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP) while the vector ran, and the
     /// harness stopped the SUT: no verdict on the SUT.
     Interrupted,
+    /// The run stopped before the vector ran, because the SUT had answered nothing for as
+    /// many vectors in a row as `--stop-after-silent` allows: no verdict on the SUT.
+    NotRun,
 }
 
 impl Verdict {
     /// Whether the vector was executed against the SUT (v1 `results[]` membership).
     pub fn executed(self) -> bool {
-        !matches!(self, Verdict::NotApplicable)
+        !matches!(self, Verdict::NotApplicable | Verdict::NotRun)
     }
 
     /// Whether it counts as a failure of the SUT when the vector's requirement is absolute.
@@ -61,6 +64,7 @@ impl Verdict {
             Verdict::Crash => "crash",
             Verdict::HarnessError => "harness-error",
             Verdict::Interrupted => "interrupted",
+            Verdict::NotRun => "not-run",
         }
     }
 }
@@ -172,6 +176,12 @@ pub struct VectorResult {
     /// Both directions, kept for every vector and printed for failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcript: Vec<TranscriptEntry>,
+    /// Whether anything came from the SUT while the vector ran (entries the transcript's
+    /// bound cut included): what the early stop reads (`method::silence`). Known only to
+    /// the run that drove the vector, so never written; a result read back says `false`.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub heard: bool,
 }
 
 /// One step of a vector, judged on its own.
@@ -244,6 +254,7 @@ impl VectorResult {
             steps: Vec::new(),
             incidental: Vec::new(),
             transcript: Vec::new(),
+            heard: false,
         }
     }
 }

@@ -208,6 +208,10 @@ fn bearing(r: &VectorResult) -> Bearing {
         Verdict::Inconclusive => Bearing::Incomplete("inconclusive on this wire".into()),
         Verdict::HarnessError => Bearing::Incomplete("harness error".into()),
         Verdict::Interrupted => Bearing::Incomplete("interrupted".into()),
+        Verdict::NotRun => Bearing::Incomplete(format!(
+            "not run: {}",
+            r.detail.as_deref().unwrap_or("the run stopped early")
+        )),
     }
 }
 

@@ -158,6 +158,13 @@ pub fn render(rep: &Report) -> String {
             ""
         }
     );
+    if let Some(why) = &sum.run.stopped_early {
+        let _ = writeln!(
+            s,
+            "{RUN_BEGIN}\n<p id=\"stopped\"><b>Stopped early</b>: {}</p>\n{RUN_END}",
+            esc(why)
+        );
+    }
     let _ = writeln!(
         s,
         "<p class=\"claim\">Run <b class=\"badge {}\">{}</b> · Claim: <b id=\"claim\">{}</b></p>",

@@ -64,7 +64,7 @@ fn case(
             s
         }
         (Verdict::Pass, _) => TestCaseStatus::success(),
-        (Verdict::NotApplicable | Verdict::Unsupported, _) => {
+        (Verdict::NotApplicable | Verdict::Unsupported | Verdict::NotRun, _) => {
             let mut s = TestCaseStatus::skipped();
             s.set_type(r.verdict.as_str());
             s.set_message(r.detail.clone().unwrap_or_default());

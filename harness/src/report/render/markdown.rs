@@ -4,6 +4,7 @@
 
 use super::shared::{RUN_BEGIN, RUN_END};
 use super::summary::Summary;
+use crate::method::conv::transcript::is_cut;
 use crate::report::analysis::classes::ClassStatus;
 use crate::report::analysis::requirements::ReqVerdict;
 use crate::report::model::Report;
@@ -37,6 +38,9 @@ pub fn render(rep: &Report) -> String {
             ""
         }
     );
+    if let Some(why) = &sum.run.stopped_early {
+        let _ = writeln!(s, "\n**Stopped early**: {}", cell(why));
+    }
     let _ = writeln!(s, "{RUN_END}\n");
     let _ = writeln!(s, "**Run {} · Claim: {}**\n", sum.verdict(), sum.claim);
     let _ = writeln!(
@@ -120,6 +124,7 @@ pub fn render(rep: &Report) -> String {
         "{} selected, {} executed: {} passed, {} failed ({})\n",
         sum.selected, sum.executed, sum.passed, sum.failed, sum.counts
     );
+    not_run(&mut s, rep);
     if rep.steps_not_run > 0 {
         let _ = writeln!(
             s,
@@ -260,6 +265,10 @@ pub fn render(rep: &Report) -> String {
             s.push_str("```\n");
             if skip > 0 {
                 let _ = writeln!(s, "… {skip} earlier line(s) in report.json");
+                // A cut among them is said here too: the lines below are not all there was.
+                for e in t[..skip].iter().filter(|e| is_cut(e)) {
+                    let _ = writeln!(s, "{}", super::shared::transcript_line(e));
+                }
             }
             for e in &t[skip..] {
                 let _ = writeln!(
@@ -276,6 +285,29 @@ pub fn render(rep: &Report) -> String {
         s.push('\n');
     }
     s
+}
+
+/// The vectors an early stop left out, each named, with the reason they share.
+fn not_run(s: &mut String, rep: &Report) {
+    let skipped: Vec<_> = rep
+        .not_applicable
+        .iter()
+        .filter(|n| n.verdict == Verdict::NotRun)
+        .collect();
+    let Some(first) = skipped.first() else {
+        return;
+    };
+    let _ = writeln!(s, "## Not run\n");
+    let _ = writeln!(
+        s,
+        "{} vector(s) did not run and have no verdict: {}\n",
+        skipped.len(),
+        cell(&first.detail)
+    );
+    for n in &skipped {
+        let _ = writeln!(s, "- `{}` {}", n.vector_id, cell(&n.title));
+    }
+    s.push('\n');
 }
 
 /// The published-set section: the agreement figure, then every departure with its ruling.

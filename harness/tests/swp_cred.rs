@@ -17,10 +17,11 @@ use swp_conform::method::{self, Setup};
 use swp_conform::report::result::Verdict;
 use swp_conform::sut::Sut;
 
-/// The reference's declarations for SWP-CRED (as in reference-tls.yaml, minus the
-/// credential bound to another identity: stdio surfaces no identity).
+/// The reference's declarations for SWP-CRED (as in reference-lenient.yaml: stdio surfaces
+/// no identity, so the reference binds the peer to its anonymous subject, and the
+/// credential bound to another identity is left out).
 const CRED_PARAMS: &str = r#"  CRED_TYPE: swp.test.subject
-  CRED_CREDENTIAL: "sub=spiffe://swp-conform.test/harness-client"
+  CRED_CREDENTIAL: "sub=swp.test.anonymous"
   CRED_INVALID_CREDENTIAL: "not a subject credential"
   CRED_UNSUPPORTED_TYPE: swp.test.unsupported
   CRED_MAX_CHAIN_LENGTH: 4

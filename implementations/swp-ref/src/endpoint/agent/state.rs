@@ -24,6 +24,8 @@ pub const ROOT_BLOB: &[u8] = b"swp-test root";
 pub struct Agent {
     store: Store,
     form: P1Form,
+    /// What the store holds of the reference's own (the root state): not the peer's.
+    own_bytes: usize,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -45,7 +47,12 @@ impl Agent {
         };
         // An empty store with the default caps always takes it.
         let _ = store.put(&root);
-        Agent { store, form }
+        let own_bytes = store.bytes();
+        Agent {
+            store,
+            form,
+            own_bytes,
+        }
     }
 
     fn answer(&self, m: &StateMessage, reply_to: &Bytes) -> Action {
@@ -56,8 +63,9 @@ impl Agent {
 impl ProfileAgent for Agent {
     type Profile = Store;
 
+    /// The states the peer stored (the root state is the reference's own).
     fn held_bytes(&self) -> usize {
-        self.store.bytes()
+        self.store.bytes().saturating_sub(self.own_bytes)
     }
 
     fn for_connection(_: &Config, form: P1Form) -> Self {

@@ -22,7 +22,8 @@
 #   OFFICIAL_SUITE  the official `--suite` (default: all; `active` leaves the pending out)
 #   JOBS            our `run --jobs` (default: 1, like the official suite, which runs its
 #                   scenarios one by one)
-#   MCP_SCHEMA_DIR  passed on to the harness (default: the harness's own default)
+#   MCP_SCHEMA_DIR  passed on to the harness, which needs it (a directory of
+#                   <version>/schema.json; the harness guesses no path)
 #   BENCH_OUT       where the reports go (default: target/bench-mcp-vs-official)
 #
 # A bench, not a test: nothing here passes or fails on the figures, and .ci/run does not
@@ -44,6 +45,7 @@ manifest="$root/implementations/manifests/mcp-server-everything-http.yaml"
 everything="$root/target/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 need() { command -v "$1" >/dev/null 2>&1 || { echo "bench: '$1' not found on PATH" >&2; exit 1; }; }
+: "${MCP_SCHEMA_DIR:?bench: set MCP_SCHEMA_DIR to a directory of <version>/schema.json (the official MCP schemas)}"
 need npm
 need node
 need cargo

@@ -117,7 +117,8 @@ pub struct Peer {
     subscribed: BTreeSet<String>,
     /// The SSE event ids the server gave in the session (MCPN-076).
     pub event_ids: EventIds,
-    dir: PathBuf,
+    /// Where the official schemas are (`None`: not configured).
+    dir: Option<PathBuf>,
     schemas: BTreeMap<String, VersionSchema>,
 }
 
@@ -150,7 +151,7 @@ impl Peer {
     }
 
     /// A session about to ask for `requested`, judged by the schemas under `dir`.
-    pub fn new(requested: &str, client_caps: Value, dir: PathBuf) -> Peer {
+    pub fn new(requested: &str, client_caps: Value, dir: Option<PathBuf>) -> Peer {
         Peer {
             requested: requested.to_owned(),
             version: None,
@@ -189,7 +190,13 @@ impl Peer {
         if let Some(s) = self.schemas.get(version) {
             return Ok(s.clone());
         }
-        let s = VersionSchema::open(&self.dir, version)?;
+        let dir = self
+            .dir
+            .as_deref()
+            .ok_or_else(|| SchemaError::NotConfigured {
+                version: version.to_owned(),
+            })?;
+        let s = VersionSchema::open(dir, version)?;
         self.schemas.insert(version.to_owned(), s.clone());
         Ok(s)
     }

@@ -47,6 +47,12 @@ pub enum SchemaError {
         /// Where the harness looked.
         looked: String,
     },
+    /// `MCP_SCHEMA_DIR` is not set.
+    #[error("the official MCP schema of {version} is needed to judge, and MCP_SCHEMA_DIR is not set: set it to the directory holding <version>/schema.json (the MCP specification's schema/ directory)")]
+    NotConfigured {
+        /// The protocol version.
+        version: String,
+    },
     /// The file exists but is not a usable schema.
     #[error("the official MCP schema {path} cannot be used: {why}")]
     Broken {
@@ -65,13 +71,14 @@ pub enum SchemaError {
     },
 }
 
-/// Where the schemas are: `MCP_SCHEMA_DIR` when set, else the `mcp-schema` mirror CI places beside the
-/// workspace this harness was built from (how CI and development checkouts are laid out).
-pub fn schema_dir() -> PathBuf {
-    match std::env::var_os("MCP_SCHEMA_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/mcp-schema"),
-    }
+/// Where the schemas are: `MCP_SCHEMA_DIR`, a directory of `<version>/schema.json` (as the
+/// MCP specification's repository lays them out under `schema/`). `None` when it is not
+/// set: the harness ships no copy and guesses no path, so a run without it says so
+/// ([`SchemaError::NotConfigured`]) instead of judging against whatever lies near the build.
+pub fn schema_dir() -> Option<PathBuf> {
+    std::env::var_os("MCP_SCHEMA_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
 }
 
 /// One version's schema document.
@@ -299,5 +306,13 @@ mod tests {
         let e = VersionSchema::open(&dir, "2025-06-18").unwrap_err();
         assert!(matches!(e, SchemaError::Missing { .. }), "{e}");
         assert!(e.to_string().contains("MCP_SCHEMA_DIR"));
+    }
+
+    #[test]
+    fn no_configured_directory_is_an_error_that_says_so() {
+        let mut peer = super::super::judge::Peer::new("2025-06-18", serde_json::json!({}), None);
+        let e = peer.schema("2025-06-18").unwrap_err();
+        assert!(matches!(e, SchemaError::NotConfigured { .. }), "{e}");
+        assert!(e.to_string().contains("MCP_SCHEMA_DIR is not set"), "{e}");
     }
 }

@@ -175,20 +175,25 @@ fn the_reference_rate_limit_shows_as_unmatched_errors_and_lost_replies() {
 }
 
 /// A stdio manifest for `badsut MODE` (see `harness/examples/badsut.rs`).
-fn badsut(mode: &str, dir: &Path, probe: bool) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    // A close-only endpoint needs a probe to pass the manifest check, so the manifest
-    // without one declares error frames.
-    let signal = if probe {
-        r#"  reject_signal: {mode: close}
+/// How a `badsut` manifest says the SUT refuses: a close-only endpoint needs a probe to pass
+/// the manifest check, so the manifest without one declares error frames.
+const CLOSES_WITH_PROBE: &str = r#"  reject_signal: {mode: close}
   probe:
     frame: {profile_id: 1, msg_type: 1, payload: {json: {jsonrpc: "2.0", id: "probe", method: "ping"}}}
     reply_profile_id: 1
     reply_msg_type: 2
-"#
-    } else {
-        "  reject_signal: {mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}\n"
-    };
+"#;
+const ERROR_FRAMES: &str = "  reject_signal: {mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}\n";
+const ERROR_FRAMES_WITH_PROBE: &str = r#"  reject_signal: {mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}
+  probe:
+    frame: {profile_id: 1, msg_type: 1, payload: {json: {jsonrpc: "2.0", id: "probe", method: "ping"}}}
+    reply_profile_id: 1
+    reply_msg_type: 2
+"#;
+
+/// A manifest for `badsut MODE` over stdio, refusing as `signal` says.
+fn badsut(mode: &str, dir: &Path, signal: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
     let text = format!(
         r#"name: badsut-{mode}
 version: "0"
@@ -211,7 +216,7 @@ session:
 #[test]
 fn a_sut_that_drops_every_other_reply_is_reported_lost_with_status_1() {
     let out = out_dir("every-other");
-    let m = badsut("every-other", &out.with_extension("sut"), true);
+    let m = badsut("every-other", &out.with_extension("sut"), CLOSES_WITH_PROBE);
     let (o, r) = load(
         &[
             "--sut",
@@ -245,7 +250,7 @@ fn a_sut_that_drops_every_other_reply_is_reported_lost_with_status_1() {
 #[test]
 fn a_manifest_without_a_probe_is_refused_naming_the_file_and_the_field() {
     let out = out_dir("no-probe");
-    let m = badsut("close-on-reject", &out.with_extension("sut"), false);
+    let m = badsut("close-on-reject", &out.with_extension("sut"), ERROR_FRAMES);
     let (o, r) = load(&["--sut", m.to_str().unwrap()], &out);
     assert_eq!(o.status.code(), Some(2), "{}", explain(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -259,7 +264,11 @@ fn a_manifest_without_a_probe_is_refused_naming_the_file_and_the_field() {
 #[test]
 fn a_stdio_endpoint_takes_one_connection() {
     let out = out_dir("stdio-two");
-    let m = badsut("close-on-reject", &out.with_extension("sut"), true);
+    let m = badsut(
+        "close-on-reject",
+        &out.with_extension("sut"),
+        CLOSES_WITH_PROBE,
+    );
     let (o, _) = load(&["--sut", m.to_str().unwrap(), "--connections", "2"], &out);
     assert_eq!(o.status.code(), Some(2), "{}", explain(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--connections 1"));
@@ -272,32 +281,11 @@ fn a_stdio_endpoint_takes_one_connection() {
 #[test]
 fn a_sut_that_makes_up_a_code_each_time_keeps_memory_and_reports_bounded() {
     let out = out_dir("new-code");
-    let dir = out.with_extension("sut");
-    std::fs::create_dir_all(&dir).unwrap();
-    let m = dir.join("badsut-new-code.yaml");
-    std::fs::write(
-        &m,
-        format!(
-            r#"name: badsut-new-code
-version: "0"
-kind: endpoint
-start: {{command: "{}", args: ["new-code"]}}
-methods: [session]
-claims: {{class: C0, profiles: [1, 2]}}
-limits: {{MAX_FRAME_BYTES: 8388608, MIN_MSG_ID_BYTES: 8, MAX_MSG_ID_BYTES: 64, MAX_EXT_BYTES: 4096, MAX_PAYLOAD_BYTES: 8387584}}
-policy: {{timestamp_freshness: false, unknown_profile: close}}
-session:
-  transport: stdio
-  reject_signal: {{mode: error-frame, error_frame: {{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error}}}}
-  probe:
-    frame: {{profile_id: 1, msg_type: 1, payload: {{json: {{jsonrpc: "2.0", id: "probe", method: "ping"}}}}}}
-    reply_profile_id: 1
-    reply_msg_type: 2
-"#,
-            common::example("badsut").display()
-        ),
-    )
-    .unwrap();
+    let m = badsut(
+        "new-code",
+        &out.with_extension("sut"),
+        ERROR_FRAMES_WITH_PROBE,
+    );
     let args = [
         "load",
         "--sut",

@@ -1,6 +1,7 @@
 //! The bounded table the profile machines keep their per-channel memory in ([`Bounded`]):
 //! a map that remembers the order in which its keys arrived and forgets the oldest when it
-//! is full, so that what a peer can make a machine remember stays capped.
+//! is full, so that what a peer can make a machine remember stays capped, in entries and,
+//! for a table given a weigher, in the octets its entries hold.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -17,22 +18,64 @@ use std::hash::Hash;
 ///   the capacity, and when its turn comes it forgets whatever the key then holds (a key
 ///   taken and inserted again may so be forgotten early; the capacity still holds).
 /// - [`Bounded::remove`] and [`Bounded::evict_oldest_where`] drop the arrival too.
+///
+/// A table made with [`Bounded::weighed`] also keeps the sum of its entries' weights
+/// ([`Bounded::bytes`], O(1)), so that an owner can charge what a peer made it remember to
+/// a memory account. An entry is weighed when it is inserted; [`Bounded::get_mut`] must not
+/// change what the weigher measures (replace the entry with [`Bounded::insert`] instead).
 #[derive(Debug, Clone)]
 pub struct Bounded<K, V> {
-    map: HashMap<K, V>,
+    /// Each value with its weight when inserted.
+    map: HashMap<K, (V, usize)>,
     order: VecDeque<K>,
     cap: usize,
+    weigh: fn(&K, &V) -> usize,
+    bytes: usize,
+}
+
+/// The weigher of a table that keeps no account.
+fn weightless<K, V>(_: &K, _: &V) -> usize {
+    0
 }
 
 impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
     /// An empty table of `capacity` entries (a capacity of 0 is raised to 1: the entry just
     /// inserted is always held).
     pub fn new(capacity: usize) -> Self {
+        Self::weighed(capacity, weightless)
+    }
+
+    /// An empty table of `capacity` entries that sums `weigh` over what it holds.
+    pub fn weighed(capacity: usize, weigh: fn(&K, &V) -> usize) -> Self {
         Bounded {
             map: HashMap::new(),
             order: VecDeque::new(),
             cap: capacity.max(1),
+            weigh,
+            bytes: 0,
         }
+    }
+
+    /// The sum of the weights of the entries held (0 for a table made with
+    /// [`Bounded::new`]).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Puts `v` under `k`, keeping the account; the value replaced.
+    fn put(&mut self, k: K, v: V) -> Option<V> {
+        let w = (self.weigh)(&k, &v);
+        self.bytes = self.bytes.saturating_add(w);
+        let old = self.map.insert(k, (v, w))?;
+        self.bytes = self.bytes.saturating_sub(old.1);
+        Some(old.0)
+    }
+
+    /// Takes `k` out of the map, keeping the account.
+    fn out(&mut self, k: &K) -> Option<V> {
+        let (v, w) = self.map.remove(k)?;
+        self.bytes = self.bytes.saturating_sub(w);
+        Some(v)
     }
 
     /// The capacity.
@@ -57,19 +100,19 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
 
     /// The value of `k`.
     pub fn get(&self, k: &K) -> Option<&V> {
-        self.map.get(k)
+        self.map.get(k).map(|(v, _)| v)
     }
 
     /// The value of `k`, to change in place (its place in the order stays).
     pub fn get_mut(&mut self, k: &K) -> Option<&mut V> {
-        self.map.get_mut(k)
+        self.map.get_mut(k).map(|(v, _)| v)
     }
 
     /// Inserts `v` under `k`; returns the value it replaced. A new key arrives at the back,
     /// then the oldest arrivals beyond the capacity are forgotten; a held key keeps its
     /// place.
     pub fn insert(&mut self, k: K, v: V) -> Option<V> {
-        let old = self.map.insert(k.clone(), v);
+        let old = self.put(k.clone(), v);
         if old.is_none() {
             self.order.push_back(k);
             self.forget_overflow();
@@ -80,7 +123,7 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
     /// Inserts `v` under `k` as the newest entry: like [`Bounded::insert`], except that a
     /// held key moves to the back (O(n) then).
     pub fn insert_newest(&mut self, k: K, v: V) -> Option<V> {
-        let old = self.map.insert(k.clone(), v);
+        let old = self.put(k.clone(), v);
         if old.is_some() {
             self.order.retain(|x| *x != k);
         }
@@ -91,25 +134,27 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
 
     /// Takes `k`'s value out in O(1), leaving its arrival queued (see the type's doc).
     pub fn take(&mut self, k: &K) -> Option<V> {
-        self.map.remove(k)
+        self.out(k)
     }
 
     /// Removes `k` with its arrival, in O(n).
     pub fn remove(&mut self, k: &K) -> Option<V> {
-        let v = self.map.remove(k)?;
+        let v = self.out(k)?;
         self.order.retain(|x| x != k);
         Some(v)
     }
 
     /// The oldest entry held.
     pub fn oldest(&self) -> Option<(&K, &V)> {
-        self.order.iter().find_map(|k| self.map.get_key_value(k))
+        self.order
+            .iter()
+            .find_map(|k| self.map.get_key_value(k).map(|(k, (v, _))| (k, v)))
     }
 
     /// Forgets the oldest entry held, and returns it.
     pub fn pop_oldest(&mut self) -> Option<(K, V)> {
         while let Some(k) = self.order.pop_front() {
-            if let Some(v) = self.map.remove(&k) {
+            if let Some(v) = self.out(&k) {
                 return Some((k, v));
             }
         }
@@ -123,9 +168,9 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
         let pos = self
             .order
             .iter()
-            .position(|k| map.get(k).is_some_and(&mut evictable))?;
+            .position(|k| map.get(k).is_some_and(|(v, _)| evictable(v)))?;
         let k = self.order.remove(pos)?;
-        let v = self.map.remove(&k)?;
+        let v = self.out(&k)?;
         Some((k, v))
     }
 
@@ -133,7 +178,7 @@ impl<K: Clone + Eq + Hash, V> Bounded<K, V> {
     fn forget_overflow(&mut self) {
         while self.order.len() > self.cap {
             if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
+                self.out(&old);
             }
         }
     }
@@ -243,5 +288,38 @@ mod tests {
         assert!(b.contains_key(&"a"));
         b.insert("e", 6);
         assert_eq!(keys(&b), ["c", "d", "e"]);
+    }
+
+    #[test]
+    fn a_weighed_table_accounts_every_way_in_and_out() {
+        fn w(k: &&'static str, v: &u32) -> usize {
+            k.len() + *v as usize
+        }
+        let mut b = Bounded::weighed(3, w);
+        b.insert("a", 10);
+        b.insert("bb", 20);
+        assert_eq!(b.bytes(), 11 + 22);
+        // Replaced: the old weight leaves.
+        b.insert("a", 1);
+        assert_eq!(b.bytes(), 2 + 22);
+        b.insert_newest("a", 3);
+        assert_eq!(b.bytes(), 4 + 22);
+        b.insert("ccc", 30);
+        // Over capacity: the forgotten entry's weight leaves with it.
+        b.insert("d", 0);
+        assert_eq!(b.len(), 3);
+        assert_eq!(b.bytes(), 4 + 33 + 1);
+        assert_eq!(b.take(&"a"), Some(3));
+        assert_eq!(b.remove(&"d"), Some(0));
+        assert_eq!(b.bytes(), 33);
+        assert_eq!(b.evict_oldest_where(|_| true), Some(("ccc", 30)));
+        assert_eq!(b.bytes(), 0);
+        b.insert("e", 5);
+        assert_eq!(b.pop_oldest(), Some(("e", 5)));
+        assert_eq!((b.bytes(), b.len()), (0, 0));
+        // An unweighed table keeps no account.
+        let mut u = Bounded::new(2);
+        u.insert("a", 100u32);
+        assert_eq!(u.bytes(), 0);
     }
 }

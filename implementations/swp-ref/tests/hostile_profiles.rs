@@ -348,35 +348,26 @@ fn padded_slow_calls_hold_no_frames() {
     );
 }
 
-/// Four peers each store 1 MiB states until they are stopped: what the SWP-STATE store keeps
-/// is charged to `--conn-memory` with the connection's input, so each is closed with
-/// `ERR_RATE_LIMIT_EXCEEDED` at 8 MiB instead of the store's own 64 MiB (four such peers
-/// held 291 MiB, issue 30 defect 2), and the server stays under the ceiling.
-#[test]
-fn stored_states_are_charged_to_the_connection() {
-    use swp_profiles::p1::pb::state::StatePut;
+/// Four peers each send forty 1 MiB messages of `what` that the server keeps, each followed
+/// by a ping (a kept message gets no reply): each peer is refused with
+/// `ERR_RATE_LIMIT_EXCEEDED` by the time it has sent 8 MiB (`--conn-memory`), and the server
+/// stays under the ceiling.
+fn kept_messages_are_charged(what: &str, message: impl Fn(u32, u32) -> (u64, u64, Vec<u8>)) {
     let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
     args.extend(TIGHT);
-    let s = Proc::start("state-charged", &args, None);
+    let s = Proc::start(what, &args, None);
     for peer in 0..4u32 {
         let mut c = s.connect();
         let mut refused = None;
         for n in 0..40u32 {
-            let mut blob = vec![b's'; 1 << 20];
-            blob[..8].copy_from_slice(&(u64::from(peer) << 32 | u64::from(n)).to_be_bytes());
-            let put = StatePut {
-                state_id: swp_profiles::state::IdScheme::Sha256.content_id(&blob),
-                blob: blob.into(),
-                ..StatePut::default()
-            };
-            let id = format!("state-put-{peer}-{n:04}");
-            if c.write_all(&profile_frame(17, 1, id.as_bytes(), put.encode_to_vec()))
+            let (profile, msg_type, payload) = message(peer, n);
+            let id = format!("{what}-{peer}-{n:04}");
+            if c.write_all(&profile_frame(profile, msg_type, id.as_bytes(), payload))
                 .is_err()
             {
                 break;
             }
-            // A stored state gets no reply: a ping after it says the put was taken.
-            let ping = format!("state-ping-{peer}-{n:04}");
+            let ping = format!("ping-{peer}-{n:04}");
             if c.write_all(&request(ping.as_bytes(), "1", "ping", "{}"))
                 .is_err()
             {
@@ -391,13 +382,69 @@ fn stored_states_are_charged_to_the_connection() {
                 _ => break,
             }
         }
-        let (n, why) = refused.expect("the connection is refused before 40 MiB");
-        assert!(why.contains("ERR_RATE_LIMIT_EXCEEDED"), "{why}");
-        assert!(n <= 8, "refused only after {n} MiB");
+        let (n, why) =
+            refused.unwrap_or_else(|| panic!("{what}: the connection is refused before 40 MiB"));
+        assert!(why.contains("ERR_RATE_LIMIT_EXCEEDED"), "{what}: {why}");
+        assert!(n <= 8, "{what}: refused only after {n} MiB");
     }
     let rss = s.rss_kib();
     assert!(
         rss < ceiling_kib(),
-        "RSS {rss} KiB after four peers stored states"
+        "{what}: RSS {rss} KiB after four peers"
     );
+}
+
+/// What the SWP-STATE store keeps is charged to `--conn-memory` with the connection's input,
+/// instead of the store's own 64 MiB (four such peers held 291 MiB, issue 30 defect 2).
+#[test]
+fn stored_states_are_charged_to_the_connection() {
+    use swp_profiles::p1::pb::state::StatePut;
+    kept_messages_are_charged("state-charged", |peer, n| {
+        let mut blob = vec![b's'; 1 << 20];
+        blob[..8].copy_from_slice(&(u64::from(peer) << 32 | u64::from(n)).to_be_bytes());
+        let put = StatePut {
+            state_id: swp_profiles::state::IdScheme::Sha256.content_id(&blob),
+            blob: blob.into(),
+            ..StatePut::default()
+        };
+        (17, 1, put.encode_to_vec())
+    });
+}
+
+/// Cards a peer sends unasked are kept by the AGDISC judge (1,024 of up to 1 MiB each):
+/// charged to the connection, not held beside it (AGDISC unsolicited DOCs held 347 MiB,
+/// issue 30 defect 2).
+#[test]
+fn unsolicited_cards_are_charged_to_the_connection() {
+    use swp_profiles::p1::pb::agdisc::AgdiscDoc;
+    kept_messages_are_charged("agdisc-charged", |peer, n| {
+        let doc = AgdiscDoc {
+            agent_id: format!("agent-{peer}-{n}"),
+            schema_revision: "1".into(),
+            card_payload: vec![b'c'; (1 << 20) - 64].into(),
+            etag: format!("\"{peer}-{n}\""),
+            max_age_ms: 60_000,
+        };
+        (10, 2, doc.encode_to_vec())
+    });
+}
+
+/// Pages a peer sends unasked are remembered by the TOOLDISC judge, each descriptor up to a
+/// frame: charged to the connection (unsolicited pages held 175 MiB, issue 30 defect 2).
+#[test]
+fn unsolicited_tool_pages_are_charged_to_the_connection() {
+    use swp_profiles::p1::pb::tooldisc::{ToolDescriptor, TooldiscListResp};
+    kept_messages_are_charged("tooldisc-charged", |peer, n| {
+        let page = TooldiscListResp {
+            tools: vec![ToolDescriptor {
+                tool_id: format!("tool-{peer}-{n}"),
+                name: "t".into(),
+                version: "1".into(),
+                schema_ref: "https://example.test/schema".into(),
+                descriptor_payload: vec![b'd'; 1 << 20].into(),
+            }],
+            next_page_token: String::new(),
+        };
+        (11, 2, page.encode_to_vec())
+    });
 }

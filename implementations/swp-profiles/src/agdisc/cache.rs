@@ -170,6 +170,21 @@ fn representation(revision: &str, body: &[u8]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// What a held card costs: its octets and its key's, beyond a constant per entry.
+fn card_weight((scope, agent_id): &(String, String), c: &Card) -> usize {
+    std::mem::size_of::<Card>()
+        + scope.len()
+        + agent_id.len()
+        + c.etag.len()
+        + c.revision.len()
+        + c.body.len()
+}
+
+/// What a remembered validator costs.
+fn validator_weight((scope, agent_id, etag): &Validator, _: &[u8; 32]) -> usize {
+    32 + scope.len() + agent_id.len() + etag.len()
+}
+
 /// The cards and pending GETs of one channel.
 #[derive(Debug, Clone)]
 pub struct Cache {
@@ -186,11 +201,17 @@ impl Cache {
     /// An empty cache.
     pub fn new(config: Config) -> Self {
         Cache {
-            cards: Bounded::new(config.max_cards),
+            cards: Bounded::weighed(config.max_cards, card_weight),
             pending: VecDeque::new(),
-            validators: Bounded::new(config.max_cards),
+            validators: Bounded::weighed(config.max_cards, validator_weight),
             config,
         }
+    }
+
+    /// Octets of the cards and validators held (the waiting GETs are capped in count and
+    /// made of capped identifiers), for the owner's memory account. O(1).
+    pub fn held_bytes(&self) -> usize {
+        self.cards.bytes().saturating_add(self.validators.bytes())
     }
 
     /// Whether a fresh copy of `agent_id`'s card is held for `scope` at `now_ms`.

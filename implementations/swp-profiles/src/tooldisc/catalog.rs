@@ -155,6 +155,12 @@ fn key_of(d: &ToolDescriptor) -> ToolKey {
     (d.tool_id.clone(), d.version.clone())
 }
 
+/// What a remembered descriptor costs: its encoded size (what its strings and schema octets
+/// hold, near enough) and the struct.
+fn descriptor_weight(d: &ToolDescriptor) -> usize {
+    std::mem::size_of::<ToolDescriptor>() + prost::Message::encoded_len(d)
+}
+
 /// The listings and gets of one channel.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -173,13 +179,45 @@ impl Catalog {
     pub fn new(config: Config) -> Self {
         let n = config.max_entries;
         Catalog {
-            descriptors: Bounded::new(n),
-            gets: Bounded::new(n),
-            pages: Bounded::new(n),
-            walks: Bounded::new(n),
+            descriptors: Bounded::weighed(n, |(scope, (id, version)), d| {
+                scope.len() + id.len() + version.len() + descriptor_weight(d)
+            }),
+            gets: Bounded::weighed(n, |(scope, id, version), d| {
+                scope.len() + id.len() + version.len() + descriptor_weight(d)
+            }),
+            pages: Bounded::weighed(n, |k, (tools, next)| {
+                k.scope.len()
+                    + k.page_token.len()
+                    + k.filter.len()
+                    + next.len()
+                    + tools.iter().map(descriptor_weight).sum::<usize>()
+            }),
+            walks: Bounded::weighed(n, |(scope, filter, token), seen| {
+                scope.len()
+                    + filter.len()
+                    + token.len()
+                    + seen
+                        .iter()
+                        .map(|(id, v)| std::mem::size_of::<ToolKey>() + id.len() + v.len())
+                        .sum::<usize>()
+            }),
             pending: VecDeque::new(),
             config,
         }
+    }
+
+    /// Octets of the descriptors, answers, pages and walks remembered (the waiting requests
+    /// are capped in count and made of capped identifiers), for the owner's memory account.
+    /// O(1).
+    pub fn held_bytes(&self) -> usize {
+        [
+            &self.descriptors.bytes(),
+            &self.gets.bytes(),
+            &self.pages.bytes(),
+            &self.walks.bytes(),
+        ]
+        .into_iter()
+        .fold(0usize, |a, b| a.saturating_add(*b))
     }
 
     fn wait(&mut self, p: Pending) {

@@ -109,6 +109,11 @@ impl Agent {
 impl ProfileAgent for Agent {
     type Profile = Cache;
 
+    /// The peer's cards the judge holds (up to a frame each).
+    fn held_bytes(&self) -> usize {
+        self.cache.held_bytes()
+    }
+
     fn for_connection(_: &Config, form: P1Form) -> Self {
         Agent::new(form)
     }

@@ -173,6 +173,11 @@ impl Agent {
 impl ProfileAgent for Agent {
     type Profile = Catalog;
 
+    /// The peer's descriptors and pages the judge remembers (up to a frame each).
+    fn held_bytes(&self) -> usize {
+        self.judge.held_bytes()
+    }
+
     fn for_connection(_: &Config, form: P1Form) -> Self {
         Agent::new(form)
     }

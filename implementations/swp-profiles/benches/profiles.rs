@@ -80,6 +80,52 @@ fn rpc(c: &mut Criterion) {
     assert_eq!(refused, 0, "a benchmarked message was refused");
 }
 
+/// RPC with a call table all but full of open calls (4,095 requests never answered, as a
+/// peer holding slow calls open leaves it): each new call must find a closed one to forget.
+/// Scanning the table for it cost 79 µs per request (issue 30, defect 6).
+fn rpc_open_calls(c: &mut Criterion) {
+    const POOL: u64 = 16_384;
+    let mut g = c.benchmark_group("rpc");
+    let mut refused: u64 = 0;
+    g.throughput(Throughput::Elements(2));
+    let call = |n: u64| {
+        let mut id = [0u8; 16];
+        id[..8].copy_from_slice(&n.to_le_bytes());
+        let rpc_id = Bytes::copy_from_slice(&id);
+        let req = rp::RpcReq {
+            rpc_id: rpc_id.clone(),
+            method: "org.example.echo".into(),
+            params: Bytes::from_static(&[7; 64]),
+            idempotency_key: String::new(),
+        };
+        let resp = rp::RpcResp {
+            rpc_id,
+            result: Bytes::from_static(&[7; 64]),
+        };
+        (
+            P1Form::Message.frame(1, req.encode_to_vec()),
+            P1Form::Message.frame(2, resp.encode_to_vec()),
+        )
+    };
+    let mut ch = channel(12, P1Form::Message, |_| {});
+    let open = swp_profiles::rpc::Config::default().max_calls as u64 - 1;
+    for n in 0..open {
+        refused += u64::from(ch.feed(0, "", 1, &call(POOL + n).0).is_err());
+    }
+    let pool: Vec<(Vec<u8>, Vec<u8>)> = (0..POOL).map(call).collect();
+    let mut now: u64 = 0;
+    g.bench_function("req_resp_beside_open_calls", |b| {
+        b.iter(|| {
+            now += 1;
+            let (q, r) = &pool[(now % POOL) as usize];
+            refused += u64::from(ch.feed(now, "", 1, q).is_err());
+            refused += u64::from(ch.feed(now, "", 2, r).is_err())
+        })
+    });
+    g.finish();
+    assert_eq!(refused, 0, "a benchmarked message was refused");
+}
+
 /// EVENTS: 8,192 published events (about 130 octets each), a new event_id each time.
 fn events(c: &mut Criterion) {
     let mut g = c.benchmark_group("events");
@@ -387,5 +433,16 @@ fn policyhint(c: &mut Criterion) {
     assert_eq!(refused, 0, "a benchmarked message was refused");
 }
 
-criterion_group!(benches, rpc, events, obs, artifact, state, relay, cred, policyhint);
+criterion_group!(
+    benches,
+    rpc,
+    rpc_open_calls,
+    events,
+    obs,
+    artifact,
+    state,
+    relay,
+    cred,
+    policyhint
+);
 criterion_main!(benches);

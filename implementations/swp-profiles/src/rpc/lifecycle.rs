@@ -11,7 +11,6 @@
 //! anyway), so a judge can report a breach and go on.
 
 use super::message::RpcMessage;
-use crate::bounded::Bounded;
 use crate::p1::pb::rpc::{RpcCancel, RpcErr, RpcReq, RpcResp, RpcStreamItem};
 use crate::payload::{hex, shown};
 use crate::profile::{profile_codec, Ctx, Profile, WireError};
@@ -42,7 +41,7 @@ pub struct Gate {
 /// implementation's to choose and document).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Calls remembered; the oldest closed call is forgotten to make room.
+    /// Calls remembered; the call closed first is forgotten to make room.
     pub max_calls: usize,
     /// Idempotency keys remembered; keys whose window has passed are forgotten first.
     pub max_keys: usize,
@@ -319,12 +318,17 @@ struct KeyEntry {
 #[derive(Debug, Clone)]
 pub struct Lifecycle {
     config: Config,
-    /// Calls in opening order; only a closed one is forgotten to make room.
-    calls: Bounded<CallKey, Call>,
+    /// Calls open and closed; only a closed one is forgotten to make room.
+    calls: HashMap<CallKey, Call>,
+    /// The closed calls, in the order they closed: the first closed is the first forgotten.
+    /// A call leaves `calls` only from here, so every entry names a closed call held, and
+    /// making room is O(1). (Scanning `calls` in opening order for the oldest closed one cost
+    /// 79 µs a request with 4,095 open calls ahead of it: issue 30, defect 6.)
+    closed: VecDeque<CallKey>,
     keys: HashMap<IdemKey, KeyEntry>,
     /// Keys with their admission time, oldest first. An entry whose key was since
     /// forgotten or re-admitted is stale and skipped, so no admission scans the queue.
-    /// Not a [`Bounded`]: keys leave by their replay window and the byte budget, and a
+    /// Not a [`crate::bounded::Bounded`]: keys leave by their replay window and the byte budget, and a
     /// record is told stale by its admission time, which a table of keys does not keep.
     key_order: VecDeque<(IdemKey, u64)>,
     stored_bytes: usize,
@@ -356,7 +360,8 @@ impl Lifecycle {
         config.max_calls = config.max_calls.max(1);
         config.max_keys = config.max_keys.max(1);
         Lifecycle {
-            calls: Bounded::new(config.max_calls),
+            calls: HashMap::new(),
+            closed: VecDeque::new(),
             config,
             keys: HashMap::new(),
             key_order: VecDeque::new(),
@@ -385,9 +390,11 @@ impl Lifecycle {
         if self.calls.len() < self.config.max_calls {
             return Ok(());
         }
-        self.calls
-            .evict_oldest_where(|c| c.terminal.is_some())
+        let oldest = self
+            .closed
+            .pop_front()
             .ok_or(LifecycleError::Full(self.config.max_calls))?;
+        self.calls.remove(&oldest);
         Ok(())
     }
 
@@ -596,10 +603,9 @@ impl Lifecycle {
             }
         }
         c.terminal = Some(d);
-        Ok(Seen::Closed {
-            cancelled: c.cancelled,
-            waiting,
-        })
+        let cancelled = c.cancelled;
+        self.closed.push_back(ck);
+        Ok(Seen::Closed { cancelled, waiting })
     }
 
     /// An `RPC_STREAM_ITEM`.

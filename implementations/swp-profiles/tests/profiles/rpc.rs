@@ -439,7 +439,7 @@ fn policy_gate() {
     assert_eq!(l.request(0, "admin", &r), Ok(Seen::Opened));
 }
 
-/// Bounded memory: the oldest closed call is forgotten for a new one; when every call is
+/// Bounded memory: the call closed first is forgotten for a new one; when every call is
 /// open, and when the key table is full within the window, the request is refused with
 /// ERR_RATE_LIMIT_EXCEEDED.
 #[test]
@@ -464,6 +464,26 @@ fn bounded() {
     assert_eq!(l.len(), 1);
     assert_eq!(l.request(100, "", &req(b"c", b"", "k2")), Ok(Seen::Opened));
     assert_eq!(l.keys_len(), 1);
+    // The first call closed is the first forgotten, whatever order the calls opened in.
+    let mut l = Lifecycle::new(Config {
+        max_calls: 2,
+        ..Config::default()
+    });
+    l.request(0, "", &req(b"a", b"", "")).unwrap();
+    l.request(0, "", &req(b"b", b"", "")).unwrap();
+    l.response("", &resp(b"b", b"")).unwrap();
+    l.response("", &resp(b"a", b"")).unwrap();
+    assert_eq!(l.request(0, "", &req(b"c", b"", "")), Ok(Seen::Opened));
+    // a is still known; b was forgotten for c, and a goes for b.
+    assert_eq!(
+        l.request(0, "", &req(b"a", b"", "")),
+        Ok(Seen::DuplicateRequest)
+    );
+    assert_eq!(l.request(0, "", &req(b"b", b"", "")), Ok(Seen::Opened));
+    assert_eq!(
+        l.request(0, "", &req(b"a", b"", "")),
+        Err(LifecycleError::Full(2))
+    );
     // The outcome budget counts too.
     let mut l = Lifecycle::new(Config {
         max_replay_bytes: 4,

@@ -15,18 +15,23 @@ use swp_conform::sut::Sut;
 #[derive(Parser)]
 #[command(
     name = "swp-conform",
-    version,
-    about = "Conformance harness for SWP and MCP"
+    about = "Conformance harness for SWP and MCP",
+    disable_version_flag = true,
+    arg_required_else_help = true
 )]
 struct Cli {
+    /// Print the harness version, its commit, the built-in catalog's digest and the versions
+    /// of the spec documents the catalog was written against.
+    #[arg(short = 'V', long)]
+    version: bool,
     #[command(subcommand)]
-    cmd: Cmd,
+    cmd: Option<Cmd>,
 }
 
 #[derive(clap::Args, Clone)]
 struct Select {
-    /// Vector directory: the YAML catalog (default: ./vectors, else the workspace's
-    /// vectors/) or a spec kit published set (`<id>.json` + `<id>.bin`), detected by its
+    /// Vector directory: the YAML catalog (default: the catalog built into this binary) or a
+    /// spec kit published set (`<id>.json` + `<id>.bin`), detected by its
     /// shape. Give it twice to run a published set with the catalog.
     #[arg(long)]
     vectors: Vec<PathBuf>,
@@ -184,19 +189,36 @@ struct Change {
     jobs: u16,
 }
 
-/// The YAML catalog used when `--vectors` names none: ./vectors, else the workspace's.
-fn default_catalog() -> PathBuf {
-    let here = PathBuf::from("vectors");
-    if here.is_dir() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
-    }
+/// The catalog and published sets `--vectors` names, each detected by its shape; the
+/// catalog built into the binary when none is a YAML catalog.
+fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
+    Ok(catalog::load::load_sets(dirs, &catalog::embedded::dir()?)?)
 }
 
-/// The catalog and published sets `--vectors` names, each detected by its shape.
-fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
-    Ok(catalog::load::load_sets(dirs, &default_catalog())?)
+/// `--version`: what a report's reader needs to know which harness and catalog made it.
+fn version() -> Result<bool, CliError> {
+    let dir = catalog::embedded::dir()?;
+    let cat = catalog::load::load(&dir)?;
+    println!(
+        "swp-conform {} (commit {})",
+        env!("CARGO_PKG_VERSION"),
+        swp_conform::report::model::runner_git_sha()
+    );
+    println!(
+        "catalog: built in, {} vectors, sha256 {}",
+        cat.vectors.len(),
+        swp_conform::cli::catalog_digest(&dir)?
+    );
+    println!("spec documents the catalog was written against:");
+    for (doc, title) in &cat.requirements.documents {
+        let v = cat
+            .requirements
+            .versions
+            .get(doc)
+            .map_or("-", String::as_str);
+        println!("  {doc:<36} {v:<28} {title}");
+    }
+    Ok(true)
 }
 
 fn load(sel: &Select) -> Result<Catalog, CliError> {
@@ -403,7 +425,16 @@ fn schema(dir: &Path) -> Result<bool, CliError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let r: Result<bool, CliError> = match &cli.cmd {
+    let Some(cmd) = cli.cmd.as_ref().filter(|_| !cli.version) else {
+        return match version() {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("swp-conform: {e}");
+                ExitCode::from(2)
+            }
+        };
+    };
+    let r: Result<bool, CliError> = match cmd {
         Cmd::Run {
             sel,
             sut,

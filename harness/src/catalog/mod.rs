@@ -5,6 +5,7 @@
 pub mod body;
 pub mod check;
 pub mod class;
+pub mod embedded;
 pub mod expect;
 pub mod fixture;
 pub mod index;

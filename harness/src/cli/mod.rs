@@ -48,6 +48,9 @@ pub enum CliError {
     /// The vector directories could not be put together.
     #[error(transparent)]
     Sets(#[from] crate::catalog::load::SetsError),
+    /// The built-in catalog could not be written out.
+    #[error(transparent)]
+    Embedded(#[from] crate::catalog::embedded::EmbeddedError),
     /// An argument is invalid.
     #[error("{0}")]
     Usage(String),

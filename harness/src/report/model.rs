@@ -269,16 +269,10 @@ impl Report {
     }
 }
 
-/// The harness's commit, or `nogit` (v1's `runner_git_sha`).
+/// The harness's commit, or `nogit` (v1's `runner_git_sha`): fixed when the binary was built
+/// (build.rs), so a binary copied out of its checkout still says where it came from.
 pub fn runner_git_sha() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_else(|| "nogit".into())
+    env!("SWP_CONFORM_GIT_SHA").to_owned()
 }
 
 /// RFC 3339 UTC from a Unix time in seconds (civil-from-days, Howard Hinnant's algorithm),

@@ -49,8 +49,26 @@ struct Select {
     requirements: Vec<String>,
 }
 
+/// What `schemas` does.
+#[derive(Subcommand)]
+enum SchemasCmd {
+    /// Download the official MCP schemas the harness pins (or copy them from a mirror),
+    /// check each against its SHA-256, and cache them for the MCP-native method.
+    Fetch {
+        /// A mirror: a directory or an http(s) base holding `<version>/schema.json`
+        /// (default: the MCP specification's repository).
+        #[arg(long)]
+        from: Option<String>,
+    },
+}
+
 #[derive(Subcommand)]
 enum Cmd {
+    /// The official MCP schemas the MCP-native method judges with.
+    Schemas {
+        #[command(subcommand)]
+        action: SchemasCmd,
+    },
     /// Run vectors against a SUT and write reports.
     Run {
         #[command(flatten)]
@@ -193,6 +211,20 @@ struct Change {
 /// catalog built into the binary when none is a YAML catalog.
 fn load_vectors(dirs: &[PathBuf]) -> Result<Catalog, CliError> {
     Ok(catalog::load::load_sets(dirs, &catalog::embedded::dir()?)?)
+}
+
+/// `schemas fetch`: every pinned schema, checked, into the cache.
+fn fetch_schemas(from: Option<&str>) -> Result<bool, CliError> {
+    use swp_conform::method::mcpnative::pins;
+    let into = pins::cache_dir().ok_or(pins::FetchError::NoCache)?;
+    let done = pins::fetch(from, &into)?;
+    println!(
+        "cached {} MCP schema(s) in {}: {}",
+        done.len(),
+        into.display(),
+        done.join(", ")
+    );
+    Ok(true)
 }
 
 /// `--version`: what a report's reader needs to know which harness and catalog made it.
@@ -497,6 +529,9 @@ fn main() -> ExitCode {
             },
         ),
         Cmd::Schema { dir } => schema(dir),
+        Cmd::Schemas {
+            action: SchemasCmd::Fetch { from },
+        } => fetch_schemas(from.as_deref()),
     };
     // Every SUT was stopped with all it started; what remains below the harness is an
     // orphan that shed its tag, and it goes too.

@@ -8,6 +8,9 @@
 //! checked-in JSON Schemas match the Rust types, every vector runs against some reference
 //! manifest, and in-process and testee verdicts agree.
 
+#[path = "common/shared.rs"]
+mod shared;
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -61,7 +64,7 @@ fn meta_index_complete() -> Result<(), Failed> {
     let cat = catalog();
     let mut problems = Vec::new();
     let spec: String = std::fs::read_to_string(
-        root().join("../shared/swp-spec-kit/conformance/vectors/catalog.md"),
+        shared::shared_dir().join("swp-spec-kit/conformance/vectors/catalog.md"),
     )
     .unwrap_or_default();
     if spec.is_empty() {
@@ -69,9 +72,9 @@ fn meta_index_complete() -> Result<(), Failed> {
         // (SWP_REQUIRE_SPEC_KIT=1); a clone elsewhere still checks that every indexed ID is
         // covered, excluded or pending, and says in one line what it could not check.
         if std::env::var("SWP_REQUIRE_SPEC_KIT").as_deref() == Ok("1") {
-            return Err("../shared/swp-spec-kit/conformance/vectors/catalog.md is missing and SWP_REQUIRE_SPEC_KIT=1".into());
+            return Err("the spec kit's catalog.md is missing (SWP_SHARED_DIR, else ../shared) and SWP_REQUIRE_SPEC_KIT=1".into());
         }
-        eprintln!("skipped: meta::catalog_index_complete did not compare the index with ../shared/swp-spec-kit (not found)");
+        eprintln!("skipped: meta::catalog_index_complete did not compare the index with the spec kit (not found in SWP_SHARED_DIR, else ../shared)");
     }
     for e in &cat.index.catalog {
         let has = cat.vectors.iter().any(|v| v.vector.header.id == e.id);

@@ -3,6 +3,9 @@
 //! octets and agree on accept/reject and on the canonical code, every known class of
 //! disagreement named and explained), and the spec kit's published `.bin` fixtures.
 
+#[path = "common/shared.rs"]
+mod shared;
+
 use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -591,8 +594,7 @@ fn both_frame_decoders_cut_streams_the_same_way() {
 // The spec kit's published fixtures
 
 fn spec_kit_vectors() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/swp-spec-kit/conformance/vectors");
+    let dir = shared::shared_dir().join("swp-spec-kit/conformance/vectors");
     if dir.is_dir() {
         return Some(dir);
     }

@@ -183,7 +183,7 @@ fn schemas_here(test: &str) -> bool {
         return true;
     }
     let at = dir.map_or_else(
-        || "nowhere: MCP_SCHEMA_DIR is not set".to_owned(),
+        || "nowhere: MCP_SCHEMA_DIR is not set and none were fetched".to_owned(),
         |d| format!("not at {}", d.display()),
     );
     assert!(
@@ -191,7 +191,7 @@ fn schemas_here(test: &str) -> bool {
         "SWP_REQUIRE_MCP_SCHEMAS=1 but the official MCP schemas are {at}"
     );
     eprintln!(
-        "mcp_native::{test}: skipped: the official MCP schemas are {at} (set MCP_SCHEMA_DIR to a directory of <version>/schema.json)"
+        "mcp_native::{test}: skipped: the official MCP schemas are {at} (run `swp-conform schemas fetch`, or set MCP_SCHEMA_DIR to a directory of <version>/schema.json)"
     );
     false
 }

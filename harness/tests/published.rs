@@ -619,7 +619,7 @@ fn the_command_line_detects_the_format_lists_traces_and_merges() {
 // The spec kit's published subset (../shared), as CI runs it.
 
 fn spec_kit() -> Option<PathBuf> {
-    let dir = common::root().join("../shared/swp-spec-kit/conformance/vectors");
+    let dir = common::shared::shared_dir().join("swp-spec-kit/conformance/vectors");
     if dir.is_dir() {
         return Some(dir);
     }

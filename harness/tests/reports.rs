@@ -8,6 +8,9 @@
 //! `INSTA_UPDATE=always cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls`
 //! (or `scripts/update-reference-reports.sh`).
 
+#[path = "common/shared.rs"]
+mod shared;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -218,7 +221,7 @@ fn reference_lenient() {
 /// departure), is pinned like the catalog's.
 #[test]
 fn reference_published() {
-    let dir = root().join("../shared/swp-spec-kit/conformance/vectors");
+    let dir = shared::shared_dir().join("swp-spec-kit/conformance/vectors");
     if !dir.is_dir() {
         assert!(
             std::env::var("SWP_REQUIRE_SPEC_KIT").as_deref() != Ok("1"),

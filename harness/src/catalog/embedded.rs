@@ -44,10 +44,14 @@ pub fn cache_dir() -> Option<PathBuf> {
 pub fn dir() -> Result<PathBuf, EmbeddedError> {
     let base = cache_dir().ok_or(EmbeddedError::NoCache)?;
     let dir = base.join("catalog").join(&KEY[..16]).join("vectors");
-    if !matches(&dir) {
-        write(&base, &dir)?;
+    if matches(&dir) {
+        return Ok(dir);
     }
-    Ok(dir)
+    std::fs::create_dir_all(base.join("catalog")).map_err(|source| EmbeddedError::Io {
+        path: base.join("catalog").display().to_string(),
+        source,
+    })?;
+    write(&base, &dir)
 }
 
 /// Whether `dir` holds exactly the embedded files' octets (extra files are ignored: the
@@ -58,15 +62,20 @@ fn matches(dir: &Path) -> bool {
         .all(|(rel, body)| std::fs::read(dir.join(rel)).is_ok_and(|b| b == *body))
 }
 
-/// Writes the files into a fresh directory beside `dir`, then renames it into place, so
-/// that two runs starting at once never load a half-written catalog.
-fn write(base: &Path, dir: &Path) -> Result<(), EmbeddedError> {
+/// Writes the files into a fresh directory beside `dir`'s parent, then renames it into
+/// place, so that a run never loads a half-written catalog, and never deletes one another
+/// run may be reading: a copy that does not match is first renamed aside (runs only read a
+/// copy after checking it). Returns the catalog directory to use: `dir`, or the fresh copy
+/// itself when another run's copy went into place meanwhile and does not match either.
+fn write(base: &Path, dir: &Path) -> Result<PathBuf, EmbeddedError> {
     let io = |p: &Path| {
         let path = p.display().to_string();
         move |source| EmbeddedError::Io { path, source }
     };
     let parent = dir.parent().unwrap_or(base);
-    let tmp = parent.with_extension(format!("tmp-{}", std::process::id()));
+    let tag = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+    let tag: String = tag.chars().filter(char::is_ascii_alphanumeric).collect();
+    let tmp = parent.with_extension(format!("tmp-{tag}"));
     let _ = std::fs::remove_dir_all(&tmp);
     for (rel, body) in FILES {
         let p = tmp.join("vectors").join(rel);
@@ -75,17 +84,24 @@ fn write(base: &Path, dir: &Path) -> Result<(), EmbeddedError> {
         }
         std::fs::write(&p, body).map_err(io(&p))?;
     }
-    // Another run may have put a good copy in place meanwhile; a bad one is replaced.
     if matches(dir) {
         let _ = std::fs::remove_dir_all(&tmp);
-        return Ok(());
+        return Ok(dir.to_owned());
     }
-    let _ = std::fs::remove_dir_all(parent);
-    if let Some(d) = parent.parent() {
-        std::fs::create_dir_all(d).map_err(io(d))?;
+    if parent.exists() {
+        let aside = parent.with_extension(format!("bad-{tag}"));
+        if std::fs::rename(parent, &aside).is_ok() {
+            let _ = std::fs::remove_dir_all(&aside);
+        }
     }
-    std::fs::rename(&tmp, parent).map_err(io(parent))?;
-    Ok(())
+    if std::fs::rename(&tmp, parent).is_ok() {
+        return Ok(dir.to_owned());
+    }
+    if matches(dir) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Ok(dir.to_owned());
+    }
+    Ok(tmp.join("vectors"))
 }
 
 #[cfg(test)]
@@ -102,13 +118,16 @@ mod tests {
         let base = std::env::temp_dir().join(format!("swp-embedded-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let dir = base.join("catalog").join(&KEY[..16]).join("vectors");
-        write(&base, &dir).unwrap();
+        std::fs::create_dir_all(base.join("catalog")).unwrap();
+        assert_eq!(write(&base, &dir).unwrap(), dir);
         assert!(matches(&dir));
         let (rel, _) = FILES[0];
         std::fs::write(dir.join(rel), b"tampered").unwrap();
         assert!(!matches(&dir));
-        write(&base, &dir).unwrap();
+        assert_eq!(write(&base, &dir).unwrap(), dir);
         assert!(matches(&dir));
+        // Nothing is left beside it.
+        assert_eq!(std::fs::read_dir(base.join("catalog")).unwrap().count(), 1);
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -48,6 +48,9 @@ pub enum CliError {
     /// The vector directories could not be put together.
     #[error(transparent)]
     Sets(#[from] crate::catalog::load::SetsError),
+    /// The MCP schemas could not be fetched.
+    #[error(transparent)]
+    Fetch(#[from] crate::method::mcpnative::pins::FetchError),
     /// The built-in catalog could not be written out.
     #[error(transparent)]
     Embedded(#[from] crate::catalog::embedded::EmbeddedError),

@@ -7,6 +7,7 @@
 
 pub mod badswp;
 pub mod expected;
+pub mod shared;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

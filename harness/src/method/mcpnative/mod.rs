@@ -15,6 +15,7 @@ mod conv;
 pub mod eventids;
 pub mod http;
 pub mod judge;
+pub mod pins;
 mod record;
 pub mod schema;
 mod share;

@@ -1,5 +1,5 @@
 //! The official MCP schemas: each protocol version's published `schema.json`, found through
-//! `MCP_SCHEMA_DIR` (else the mirror CI places beside the checkout), each definition
+//! `MCP_SCHEMA_DIR`, else in the cache `swp-conform schemas fetch` fills (`pins`), each definition
 //! compiled once per process with the `jsonschema` crate, and the check of one value against
 //! one definition. A schema that cannot be found or compiled is an error the caller must
 //! surface: it never reads as "valid".
@@ -40,7 +40,7 @@ pub fn at_least(a: &str, b: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaError {
     /// No `schema.json` for the version where the harness looked.
-    #[error("the official MCP schema of {version} is not available (looked for {looked}); set MCP_SCHEMA_DIR to the directory holding <version>/schema.json")]
+    #[error("the official MCP schema of {version} is not available (looked for {looked}); run `swp-conform schemas fetch`, or set MCP_SCHEMA_DIR to the directory holding <version>/schema.json")]
     Missing {
         /// The protocol version.
         version: String,
@@ -48,7 +48,7 @@ pub enum SchemaError {
         looked: String,
     },
     /// `MCP_SCHEMA_DIR` is not set.
-    #[error("the official MCP schema of {version} is needed to judge, and MCP_SCHEMA_DIR is not set: set it to the directory holding <version>/schema.json (the MCP specification's schema/ directory)")]
+    #[error("the official MCP schema of {version} is needed to judge, and none is at hand: run `swp-conform schemas fetch` (or `swp-conform schemas fetch --from DIR-or-URL` for a mirror), or set MCP_SCHEMA_DIR to a directory holding <version>/schema.json (the MCP specification's schema/ directory)")]
     NotConfigured {
         /// The protocol version.
         version: String,
@@ -72,13 +72,16 @@ pub enum SchemaError {
 }
 
 /// Where the schemas are: `MCP_SCHEMA_DIR`, a directory of `<version>/schema.json` (as the
-/// MCP specification's repository lays them out under `schema/`). `None` when it is not
-/// set: the harness ships no copy and guesses no path, so a run without it says so
-/// ([`SchemaError::NotConfigured`]) instead of judging against whatever lies near the build.
+/// MCP specification's repository lays them out under `schema/`), else the cache that
+/// `swp-conform schemas fetch` fills, when every schema in it matches its pin
+/// ([`super::pins::cached`]). `None` otherwise: the harness guesses no path, so a run
+/// without schemas says so ([`SchemaError::NotConfigured`]) instead of judging against
+/// whatever lies near the build.
 pub fn schema_dir() -> Option<PathBuf> {
     std::env::var_os("MCP_SCHEMA_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+        .or_else(super::pins::cached)
 }
 
 /// One version's schema document.
@@ -313,6 +316,9 @@ mod tests {
         let mut peer = super::super::judge::Peer::new("2025-06-18", serde_json::json!({}), None);
         let e = peer.schema("2025-06-18").unwrap_err();
         assert!(matches!(e, SchemaError::NotConfigured { .. }), "{e}");
-        assert!(e.to_string().contains("MCP_SCHEMA_DIR is not set"), "{e}");
+        assert!(
+            e.to_string().contains("run `swp-conform schemas fetch`"),
+            "{e}"
+        );
     }
 }

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-/// Where the official schemas are: `MCP_SCHEMA_DIR`, else `../shared/mcp-schema` beside the
-/// checkout. When they are missing, `SWP_REQUIRE_MCP_SCHEMAS=1` (set by `.ci/run` whenever
+/// Where the official schemas are: `MCP_SCHEMA_DIR`, else `mcp-schema` in the mirror beside the
+/// checkout (`SWP_SHARED_DIR`, else `../shared`). When they are missing, `SWP_REQUIRE_MCP_SCHEMAS=1` (set by `.ci/run` whenever
 /// the directory exists) fails the test; otherwise the official-schema cross-check is left
 /// out with a notice, and the tests still judge every output against the vectors' exact
 /// expectations and the library's own per-version tables. See docs/mcp-translation.md.
@@ -21,7 +21,14 @@ pub fn schema_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("MCP_SCHEMA_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/mcp-schema")
+            // SWP_SHARED_DIR moves the mirror beside the checkout (docs/testing.md).
+            std::env::var_os("SWP_SHARED_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+                })
+                .join("mcp-schema")
         });
     if dir.join("2025-06-18/schema.json").is_file() {
         return Some(dir);

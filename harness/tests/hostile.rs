@@ -257,7 +257,10 @@ sys.stdin.buffer.read()
         &dir,
         "python3",
         &["-c", &script],
-        "{step_ms: 300, vector_ms: 3000, silence_ms: 60}",
+        // Long enough for python to start and fork its daemons before the vector ends and
+        // the SUT is stopped, on a loaded machine too (at 300 ms the second start was
+        // sometimes stopped before it forked, and the test saw two daemons, not four).
+        "{step_ms: 1000, vector_ms: 6000, silence_ms: 60}",
     );
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_swp-conform"))
         .args(["run", "--sut", m.to_str().unwrap(), "--quiet"])

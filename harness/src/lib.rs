@@ -6,6 +6,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod connect;
+pub mod evidence;
 pub mod frames;
 pub mod load;
 pub mod method;

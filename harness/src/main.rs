@@ -128,6 +128,31 @@ enum Cmd {
         /// As for `run`: stop after N silent vectors in a row; 0: never.
         #[arg(long, value_name = "N", default_value_t = DEFAULT_STOP_AFTER_SILENT)]
         stop_after_silent: u32,
+        /// Sign the bundle's MANIFEST with this Ed25519 secret key (PKCS#8 PEM, as
+        /// `keygen` writes it); the bundle then carries MANIFEST.sig and MANIFEST.pub.
+        #[arg(long, value_name = "KEYFILE")]
+        sign: Option<PathBuf>,
+    },
+    /// Write a fresh Ed25519 key pair for `claim --sign`: KEYFILE (secret, owner-only) and
+    /// KEYFILE.pub; refuses to overwrite either.
+    Keygen {
+        /// The secret key file to write.
+        #[arg(long, value_name = "KEYFILE")]
+        out: PathBuf,
+    },
+    /// Check an evidence bundle: its signature, every digest, that its files are exactly
+    /// those listed, and that the class rules grant its claim on its report.json. Exit 0
+    /// when all hold, 1 with one line per problem, 2 on usage errors.
+    Verify {
+        /// The bundle (`evidence-<class>.tar.gz`).
+        bundle: PathBuf,
+        /// The signer's public key (PEM, KEYFILE.pub); without it the bundle's own key is
+        /// used and the signer is only self-asserted.
+        #[arg(long, value_name = "PUBKEY")]
+        key: Option<PathBuf>,
+        /// Vector directories: the catalog the claim was judged against, as for `run`.
+        #[arg(long)]
+        vectors: Vec<PathBuf>,
     },
     /// Changes between two report.json files, regressions first; exit 1 on a regression.
     Diff {
@@ -356,14 +381,31 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
     swp_conform::cli::finish(&report, &opts)
 }
 
-fn claim(
+/// What `claim` was asked for.
+struct ClaimArgs<'a> {
     class: Class,
-    sut_path: &Option<PathBuf>,
-    vectors: &[PathBuf],
-    out: &Path,
+    sut: &'a Option<PathBuf>,
+    vectors: &'a [PathBuf],
+    out: &'a Path,
     timeout_ms: u64,
     stop_after_silent: u32,
-) -> Result<bool, CliError> {
+    sign: Option<&'a Path>,
+}
+
+fn claim(a: ClaimArgs<'_>) -> Result<bool, CliError> {
+    let ClaimArgs {
+        class,
+        sut: sut_path,
+        vectors,
+        out,
+        timeout_ms,
+        stop_after_silent,
+        sign,
+    } = a;
+    // The key is read first: a run of minutes should not end in "no such key file".
+    let key = sign
+        .map(swp_conform::evidence::keys::SecretKey::read)
+        .transpose()?;
     let cat = load_vectors(vectors)?;
     let sut = load_sut(sut_path)?;
     std::fs::create_dir_all(out).map_err(io_error(out))?;
@@ -376,7 +418,10 @@ fn claim(
         out,
         runner.as_mut(),
         &cancel,
-        stop_after_silent,
+        swp_conform::cli::claim::ClaimOptions {
+            stop_after_silent,
+            key: key.as_ref(),
+        },
     )?;
     match &o.claim {
         Some(c) => println!("{c}"),
@@ -400,6 +445,9 @@ fn claim(
         }
     }
     println!("evidence: {}", o.bundle.display());
+    if let Some(k) = &key {
+        println!("signed: MANIFEST by {}", k.public().fingerprint());
+    }
     Ok(o.claim.is_some())
 }
 
@@ -495,7 +543,23 @@ fn main() -> ExitCode {
             out,
             timeout_ms,
             stop_after_silent,
-        } => claim(*class, sut, vectors, out, *timeout_ms, *stop_after_silent),
+            sign,
+        } => claim(ClaimArgs {
+            class: *class,
+            sut,
+            vectors,
+            out,
+            timeout_ms: *timeout_ms,
+            stop_after_silent: *stop_after_silent,
+            sign: sign.as_deref(),
+        }),
+        Cmd::Keygen { out } => swp_conform::cli::signing::keygen_cli(out),
+        Cmd::Verify {
+            bundle,
+            key,
+            vectors,
+        } => load_vectors(vectors)
+            .and_then(|cat| swp_conform::cli::signing::verify_cli(bundle, key.as_deref(), &cat)),
         Cmd::Diff { old, new } => swp_conform::cli::diff_cli(old, new),
         Cmd::Merge {
             reports,

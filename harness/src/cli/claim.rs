@@ -2,11 +2,15 @@
 //! only when the class verdict is pass (every required namespace complete, every applicable
 //! vector passed), and writes an evidence bundle either way: the four reports, the SUT
 //! manifest, the vector-set digest with every file's own digest, the transcripts of
-//! failures, the command line and the versions.
+//! failures, the command line and the versions, sealed by a `MANIFEST` of their digests
+//! and, with `--sign`, an Ed25519 signature over it (`crate::evidence`).
 
 use super::{io_error, CliError, RunOptions};
 use crate::catalog::class::Class;
 use crate::catalog::Catalog;
+use crate::evidence::keys::SecretKey;
+use crate::evidence::manifest::Manifest;
+use crate::evidence::Bundle;
 use crate::report::analysis::classes::{ClassStatus, ClassVerdict};
 use crate::report::model::Report;
 use crate::sut::Sut;
@@ -22,7 +26,8 @@ pub struct ClaimOutcome {
     pub bundle: PathBuf,
 }
 
-/// Builds the evidence bundle (`tar.gz`) in memory. Entries have fixed mode and mtime so
+/// Builds the evidence bundle (`tar.gz`) in memory, sealed by its `MANIFEST` and, with
+/// `key`, signed. Entries have fixed mode and mtime and the signature is deterministic, so
 /// the bundle differs between runs only where the reports' run blocks do.
 pub fn bundle(
     rep: &Report,
@@ -30,6 +35,7 @@ pub fn bundle(
     sut: &Sut,
     class: Class,
     claim: Option<&str>,
+    key: Option<&SecretKey>,
 ) -> Result<Vec<u8>, CliError> {
     let mut files: Vec<(String, Vec<u8>)> = crate::report::render_all(rep)?
         .into_iter()
@@ -101,23 +107,25 @@ pub fn bundle(
             + "\n")
             .into_bytes(),
     ));
-    let bundle_err = io_error(Path::new("evidence bundle"));
-    let enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let mut tar = tar::Builder::new(enc);
-    let root = format!("evidence-{class}");
-    for (name, body) in &files {
-        let mut h = tar::Header::new_gnu();
-        h.set_size(body.len() as u64);
-        h.set_mode(0o644);
-        h.set_mtime(0);
-        h.set_cksum();
-        if let Err(e) = tar.append_data(&mut h, format!("{root}/{name}"), body.as_slice()) {
-            return Err(bundle_err(e));
-        }
-    }
-    tar.into_inner()
-        .and_then(|enc| enc.finish())
-        .map_err(bundle_err)
+    let head = Manifest {
+        harness: rep.harness.clone(),
+        class: class.to_string(),
+        catalog_sha256: rep
+            .digests
+            .as_ref()
+            .map(|d| d.vector_set_sha256.clone())
+            .unwrap_or_default(),
+        sut_manifest: format!("manifest/{manifest_name}"),
+        status: verdict.map_or("untested", |v| v.status.as_str()).to_owned(),
+        claim: claim.map(str::to_owned),
+        files: Default::default(),
+    };
+    let mut b = Bundle {
+        root: format!("evidence-{class}"),
+        files,
+    };
+    b.seal(head, key)?;
+    b.pack().map_err(io_error(Path::new("evidence bundle")))
 }
 
 /// What the claim was checked with and against: the harness, the SUT, and the version of
@@ -143,8 +151,17 @@ fn versions(rep: &Report, cat: &Catalog, class: Class) -> String {
     s
 }
 
-/// Runs the claim: `runner` runs the class's plan, stopping after `stop_after_silent`
-/// silent vectors in a row (0: never); writes the reports and the bundle into `out`.
+/// How a claim runs and what it does with its bundle.
+#[derive(Clone, Copy, Default)]
+pub struct ClaimOptions<'a> {
+    /// Stop after this many silent vectors in a row (0: never).
+    pub stop_after_silent: u32,
+    /// Sign the bundle's `MANIFEST` with this key.
+    pub key: Option<&'a SecretKey>,
+}
+
+/// Runs the claim: `runner` runs the class's plan as `o` says; writes the reports and the
+/// bundle into `out`.
 pub fn claim(
     cat: &Catalog,
     sut: &Sut,
@@ -152,7 +169,7 @@ pub fn claim(
     out: &Path,
     runner: &mut dyn crate::method::Runner,
     cancel: &crate::method::Cancel,
-    stop_after_silent: u32,
+    o: ClaimOptions<'_>,
 ) -> Result<ClaimOutcome, CliError> {
     let sel = crate::plan::select::Selection {
         class: Some(class),
@@ -162,7 +179,7 @@ pub fn claim(
     let opts = RunOptions {
         pattern: format!("class:{class}"),
         out: Some(out.to_path_buf()),
-        stop_after_silent,
+        stop_after_silent: o.stop_after_silent,
         ..Default::default()
     };
     let rep = super::run_report(cat, sut, &plan, &opts, runner, &mut [], cancel)?;
@@ -177,7 +194,7 @@ pub fn claim(
         .clone()
         .filter(|_| verdict.status == ClassStatus::Pass);
     crate::report::write_all(&rep, out)?;
-    let bytes = bundle(&rep, cat, sut, class, claim.as_deref())?;
+    let bytes = bundle(&rep, cat, sut, class, claim.as_deref(), o.key)?;
     let path = out.join(format!("evidence-{class}.tar.gz"));
     std::fs::write(&path, bytes).map_err(io_error(&path))?;
     if let Some(why) = &rep.run.stopped_early {

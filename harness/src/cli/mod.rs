@@ -4,6 +4,7 @@
 
 pub mod claim;
 pub mod progress;
+pub mod signing;
 
 /// What stopped a command; printed as `swp-conform: …` with exit status 2.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,12 @@ pub enum CliError {
     /// The built-in catalog could not be written out.
     #[error(transparent)]
     Embedded(#[from] crate::catalog::embedded::EmbeddedError),
+    /// A signing key could not be made or read.
+    #[error(transparent)]
+    Key(#[from] crate::evidence::keys::KeyError),
+    /// An evidence bundle could not be opened.
+    #[error(transparent)]
+    Bundle(#[from] crate::evidence::unpack::BundleError),
     /// An argument is invalid.
     #[error("{0}")]
     Usage(String),

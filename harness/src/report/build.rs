@@ -93,6 +93,24 @@ impl Report {
         }
         self.requirement_counts = requirements::counts(&self.requirements);
         self.digests = Some(digests);
+        let classes = self.class_verdicts_of(cat, &all);
+        self.claims = classes
+            .iter()
+            .filter(|c| c.claim.is_some())
+            .map(|c| format!("SWP {}", c.class))
+            .collect();
+        self.classes = classes;
+        self.published = published::section(cat, &all);
+    }
+
+    /// The verdict of every class, with its claim line where it passed, from this report's
+    /// results, SUT, digests and harness: what [`Report::attach`] grants, and what
+    /// `swp-conform verify` re-derives from a bundle's `report.json` to check its claim.
+    pub fn class_verdicts(&self, cat: &Catalog) -> Vec<classes::ClassVerdict> {
+        self.class_verdicts_of(cat, &self.all_results())
+    }
+
+    fn class_verdicts_of(&self, cat: &Catalog, all: &[VectorResult]) -> Vec<classes::ClassVerdict> {
         // A run that executed nothing of any class's namespaces (an MCP server, a gateway
         // or a proxy, or a selection outside them) is not about classes: it gets no class
         // lines, which would only list every SWP vector as untested.
@@ -103,7 +121,7 @@ impl Report {
                     .any(|c| c.namespaces().contains(&r.namespace.as_str()))
         });
         let mut classes = if about_classes {
-            classes::verdicts(cat, &all, self.run.interrupted)
+            classes::verdicts(cat, all, self.run.interrupted)
         } else {
             Vec::new()
         };
@@ -118,12 +136,6 @@ impl Report {
                 c.claim = Some(classes::claim_line(cat, &who, c));
             }
         }
-        self.claims = classes
-            .iter()
-            .filter(|c| c.claim.is_some())
-            .map(|c| format!("SWP {}", c.class))
-            .collect();
-        self.classes = classes;
-        self.published = published::section(cat, &all);
+        classes
     }
 }

@@ -1279,11 +1279,61 @@ fn a_code_pointer_that_points_nowhere_is_named_in_the_failure() {
         )
         .0,
     );
-    assert!(
-        f.why
-            .contains("nothing at the manifest's code_pointer /error/data/code"),
-        "{}",
-        f.why
+    assert_eq!(
+        f.why,
+        "accepted: no reject within 3000 ms and the probe was answered (a frame arrived, profile_id=1 msg_type=2 msg_id \"msg-id-0000\", but the manifest's code_pointer /error/data/code found nothing in it: check reject_signal.error_frame.code_pointer)"
+    );
+}
+
+#[test]
+fn a_close_after_a_frame_no_rule_took_names_the_frame_and_the_pointer() {
+    // The endpoint refuses with its error frame and closes; the manifest's pointer finds
+    // nothing in it, so the close is all the reject judge sees, and says what came before.
+    let wrong = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/code}}",
+    );
+    let f = failure(
+        run(
+            &wrong,
+            endpoint(5, |e| {
+                vec![
+                    (1, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE")),
+                    (2, Recv::Eof),
+                ]
+            }),
+            &[send("bad", 7, vec![reject(ErrorCode::InvalidEnvelope)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert_eq!(
+        f.why,
+        "the connection closed without the error frame the manifest promises (a frame arrived, profile_id=1 msg_type=2 msg_id \"msg-id-0007\", but the manifest's code_pointer /error/code found -32600, not a code string)"
+    );
+}
+
+#[test]
+fn a_frame_of_another_type_where_a_reject_belongs_is_named() {
+    // The endpoint's error frames are not of the type the manifest declares: the timeout
+    // says a frame came, and of which type.
+    let f = failure(
+        run(
+            &spec(""),
+            Box::new(|e: &Envelope| {
+                if payload_is(e, "bad") {
+                    vec![(1, frame(1, 9, &Bytes::from_static(b"\x00\xff"), "{}"))]
+                } else {
+                    Vec::new()
+                }
+            }),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "no reject, no close and no answer within 3000 ms (a frame arrived, profile_id=1 msg_type=9 msg_id hex:00ff, but it is not the manifest's error frame (profile_id=1 msg_type=2))"
     );
 }
 

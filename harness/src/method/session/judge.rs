@@ -382,7 +382,8 @@ fn reject_observed(
         // Replies were skipped above, so only a timeout reaches here: accepted, or hung?
         Some(Obs::Reply(_)) | None => {
             let hint = conv.unclaimed_hint();
-            if probe_answered(conv, inputs.params, inputs.requests) {
+            let probed = probe_answered(conv, inputs.params, inputs.requests);
+            if probed.is_ok() {
                 return Err(c.fail(
                     format!(
                         "accepted: no reject within {step_ms} ms and the probe was answered{hint}"
@@ -390,10 +391,14 @@ fn reject_observed(
                     "accepted",
                 ));
             }
+            let elsewhere = match probed {
+                Err(Some(m)) => format!(" ({m})"),
+                _ => String::new(),
+            };
             return Err(StepFailure::new(
                 Verdict::Timeout,
                 format!(
-                    "{}no reject, no close and no answer within {step_ms} ms{hint}",
+                    "{}no reject, no close and no answer within {step_ms} ms{hint}{elsewhere}",
                     c.label
                 ),
                 c.expected,

@@ -1361,3 +1361,54 @@ fn a_cancelled_run_stops_waiting_at_once() {
     assert!(conv.next(conv.after(5_000)).is_none());
     assert_eq!(clock.now(), t0);
 }
+
+/// An endpoint that answers the probe on a msg_id of its own.
+fn answers_elsewhere() -> Script {
+    Box::new(|e: &Envelope| {
+        if is_probe(e) {
+            vec![(
+                5,
+                frame(
+                    1,
+                    2,
+                    &Bytes::from_static(b"reply-0001"),
+                    r#"{"jsonrpc":"2.0","id":"probe","result":{}}"#,
+                ),
+            )]
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+#[test]
+fn a_probe_answered_on_another_msg_id_is_reported_as_such() {
+    let f = failure(
+        run(
+            &spec(""),
+            answers_elsewhere(),
+            &[send("ok", 1, vec![accept()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "a reply came on msg_id \"reply-0001\", not the probe's \"swp-probe0000001\", and nothing answered the probe within 3000 ms"
+    );
+    assert_eq!(f.observed, "a reply on another msg_id");
+    // Where a reject was awaited, the probe that tells "accepted" from "hung" says it too.
+    let f = failure(
+        run(
+            &spec(""),
+            answers_elsewhere(),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "no reject, no close and no answer within 3000 ms (a reply came on msg_id \"reply-0001\", not the probe's \"swp-probe0000001\")"
+    );
+}

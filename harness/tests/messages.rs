@@ -1,4 +1,5 @@
-//! The messages a vendor reads (issue 31): a SUT whose program cannot be started is a
+//! The messages a vendor reads (issue 31): the rendered reports of a run with failures hold no
+//! Rust `Debug` form (`Some(String("…"))`), and a SUT whose program cannot be started is a
 //! harness error whose class verdicts say so, with the command and the OS error, not a
 //! protocol failure of its first vector.
 
@@ -40,6 +41,125 @@ fn run(manifest: &Path, filter: &str, out: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// Where `text` shows Rust's `Debug` form of an `Option`, a JSON value or an enum: each hit
+/// with a little context.
+fn debug_forms(text: &str) -> Vec<String> {
+    const FORMS: [&str; 8] = [
+        "Some(", "String(", "Number(", "Bool(", "Array(", "Object {", "U64(", "I64(",
+    ];
+    let context = |at: usize| {
+        let from = text[..at]
+            .char_indices()
+            .rev()
+            .nth(60)
+            .map_or(0, |(i, _)| i);
+        let to = text[at..]
+            .char_indices()
+            .nth(60)
+            .map_or(text.len(), |(i, _)| at + i);
+        text[from..to].to_owned()
+    };
+    let mut hits: Vec<String> = FORMS
+        .iter()
+        .flat_map(|f| text.match_indices(f).map(|(i, _)| context(i)))
+        .collect();
+    // `None` alone, as a word: not inside `NoneOf` or a longer name.
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    for (i, _) in text.match_indices("None") {
+        if !word(text[..i].chars().next_back()) && !word(text[i + 4..].chars().next()) {
+            hits.push(context(i));
+        }
+    }
+    hits
+}
+
+/// `text` without its `<script>` elements: the page's own JavaScript calls `String(…)`.
+fn without_scripts(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("<script") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..]
+            .find("</script>")
+            .map_or("", |j| &rest[i + j + "</script>".len()..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A run with failures of several kinds (an identity in the wrong form, rejects whose code
+/// the manifest's pointer cannot find, a vector its baseline expected to fail passing), in
+/// every format: nothing in them reads as Rust.
+#[test]
+fn the_reports_of_a_failing_run_hold_no_rust_debug_output() {
+    let dir = scratch("debug");
+    let manifest = dir.join("vendor.yaml");
+    std::fs::write(
+        &manifest,
+        edited(
+            "reference-tls.yaml",
+            &[
+                (
+                    "    tls13_only: true\n",
+                    "    tls13_only: true\n    identity_form: {field: cn}\n",
+                ),
+                (
+                    "code_pointer: /error/data/swp_error",
+                    "code_pointer: /error/data/code",
+                ),
+            ],
+        ),
+    )
+    .unwrap();
+    let baseline = dir.join("baseline.yaml");
+    std::fs::write(
+        &baseline,
+        "expected_failures:\n  - vector: \"core_0001_valid_min_frame\"\n    verdict: fail\nflaky: []\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &manifest,
+        "core_0001*,core_0007*,s1_0103*",
+        &out,
+        &["--baseline", baseline.to_str().unwrap()],
+    );
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // The failures this test is about are there, in words.
+    for what in [
+        "the endpoint reports identity \"spiffe://swp-conform.test/harness-client\" at /result/identity",
+        "a frame arrived, profile_id=1 msg_type=2",
+        "unexpected-pass",
+    ] {
+        assert!(md.contains(what), "{what:?} not in report.md:\n{md}");
+    }
+    let mut found = Vec::new();
+    for f in ["report.json", "junit.xml", "report.md", "report.html"] {
+        let text = without_scripts(&std::fs::read_to_string(out.join(f)).unwrap());
+        found.extend(
+            debug_forms(&text)
+                .into_iter()
+                .map(|h| format!("{f}: …{h}…")),
+        );
+    }
+    found.extend(
+        debug_forms(&said)
+            .into_iter()
+            .map(|h| format!("console: …{h}…")),
+    );
+    assert!(
+        found.is_empty(),
+        "Rust Debug output in the reports:\n{}",
+        found.join("\n")
+    );
 }
 
 /// A manifest whose program does not exist: every vector is a harness error that names the

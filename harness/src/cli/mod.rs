@@ -365,8 +365,11 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
         );
         for d in &b.deviations {
             println!(
-                "  {:?} {}: expected {}, got {}",
-                d.kind, d.vector_id, d.expected, d.got
+                "  {} {}: expected {}, got {}",
+                d.kind.as_str(),
+                d.vector_id,
+                d.expected,
+                d.got
             );
         }
     }

@@ -209,7 +209,9 @@ pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, CliError> {
 }
 
 /// Runs `plan` (sharded if asked) through `runner`, retries flaky vectors, and builds the
-/// report with its trace, classes and baseline judgement. Writes nothing.
+/// report with its trace, classes and baseline judgement. Writes no report ([`finish`]
+/// does); the one file it writes is the baseline, when `opts.update_baseline` asks for it
+/// to be rewritten from this run, before the run is judged against it.
 pub fn run_report<'r>(
     cat: &Catalog,
     sut: &Sut,

@@ -266,3 +266,61 @@ fn after_is_refused_for_an_endpoint_that_closes_on_every_reject() {
         "{p:#?}"
     );
 }
+
+/// An endpoint manifest whose error frame is `error_frame` (a YAML flow mapping).
+fn with_error_frame(error_frame: &str) -> String {
+    format!(
+        "name: acme\nversion: '1'\nkind: endpoint\nmethods: [session]\n{LIMITS}policy: {{timestamp_freshness: false}}\nsession:\n  transport: tcp\n  address: 127.0.0.1:1\n  reject_signal:\n    mode: error-frame\n    error_frame: {error_frame}\n"
+    )
+}
+
+/// A `code_pointer` that finds nothing in the manifest's own example error frame is refused
+/// at load time, naming the file, the line and the field, and where the code is instead;
+/// without an example only a pointer that is not one is refused.
+#[test]
+fn a_code_pointer_that_finds_nothing_in_the_example_is_refused_at_load() {
+    let example = r#"{jsonrpc: "2.0", id: null, error: {code: -32600, message: bad, data: {swp_error: ERR_INVALID_ENVELOPE}}}"#;
+    let dir = scratch("code-pointer");
+    let path = dir.join("vendor.yaml");
+    std::fs::write(
+        &path,
+        with_error_frame(&format!(
+            "{{profile_id: 1, msg_type: 2, code_pointer: /error/data/code, example: {example}}}"
+        )),
+    )
+    .unwrap();
+    let e = Sut::load(&path)
+        .expect_err("a pointer into nothing loaded")
+        .to_string();
+    let want = format!("{}:12:", path.display());
+    assert!(
+        e.contains(&want)
+            && e.contains("reject_signal.error_frame.code_pointer `/error/data/code` finds nothing in reject_signal.error_frame.example (its ERR_* code is at /error/data/swp_error)"),
+        "{e}"
+    );
+    let number = with_error_frame(&format!(
+        "{{profile_id: 1, msg_type: 2, code_pointer: /error/code, example: {example}}}"
+    ));
+    assert!(
+        problems(&number)
+            .iter()
+            .any(|p| p.contains("`/error/code` finds -32600, not a code string")),
+        "{:#?}",
+        problems(&number)
+    );
+    let right = with_error_frame(&format!(
+        "{{profile_id: 1, msg_type: 2, code_pointer: /error/data/swp_error, example: {example}}}"
+    ));
+    assert_eq!(problems(&right), Vec::<String>::new());
+    let bare = with_error_frame("{profile_id: 1, msg_type: 2, code_pointer: error/data/swp_error}");
+    assert!(
+        problems(&bare)
+            .iter()
+            .any(|p| p.contains("`error/data/swp_error` is not a JSON pointer")),
+        "{:#?}",
+        problems(&bare)
+    );
+    let unchecked =
+        with_error_frame("{profile_id: 1, msg_type: 2, code_pointer: /error/data/code}");
+    assert_eq!(problems(&unchecked), Vec::<String>::new());
+}

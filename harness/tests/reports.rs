@@ -724,7 +724,7 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        String::from_utf8_lossy(&o.stdout).contains("UnexpectedPass core_0014_stale_timestamp"),
+        String::from_utf8_lossy(&o.stdout).contains("unexpected-pass core_0014_stale_timestamp"),
         "{}",
         text(&o)
     );
@@ -747,7 +747,7 @@ fn baselines_expect_known_failures_and_diff_finds_regressions() {
     let (o, _) = run(broken, "different", &["--baseline", base.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        String::from_utf8_lossy(&o.stdout).contains("FailedDifferently"),
+        String::from_utf8_lossy(&o.stdout).contains("failed-differently"),
         "{}",
         text(&o)
     );

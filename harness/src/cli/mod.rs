@@ -216,7 +216,9 @@ pub fn digests(cat: &Catalog, sut: &Sut) -> Result<Digests, CliError> {
 }
 
 /// Runs `plan` (sharded if asked) through `runner`, retries flaky vectors, and builds the
-/// report with its trace, classes and baseline judgement. Writes nothing.
+/// report with its trace, classes and baseline judgement. Writes no report ([`finish`]
+/// does); the one file it writes is the baseline, when `opts.update_baseline` asks for it
+/// to be rewritten from this run, before the run is judged against it.
 pub fn run_report<'r>(
     cat: &Catalog,
     sut: &Sut,
@@ -372,8 +374,11 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
         );
         for d in &b.deviations {
             println!(
-                "  {:?} {}: expected {}, got {}",
-                d.kind, d.vector_id, d.expected, d.got
+                "  {} {}: expected {}, got {}",
+                d.kind.as_str(),
+                d.vector_id,
+                d.expected,
+                d.got
             );
         }
     }

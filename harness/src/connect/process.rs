@@ -81,12 +81,15 @@ pub enum ProcessError {
     /// The reference binary for `${SWP_REF}` could not be found or built.
     #[error(transparent)]
     Reference(#[from] DriverError),
-    /// The program could not be started.
-    #[error("cannot start {program}: {source}")]
+    /// The program could not be started (not found, not executable, ...): the SUT is not
+    /// running at all, which is no behaviour of its to judge.
+    #[error("cannot start `{command}` in {cwd}: {source}")]
     Spawn {
-        /// The program.
-        program: String,
-        /// Why.
+        /// The command line, as run.
+        command: String,
+        /// The working directory it was run in.
+        cwd: String,
+        /// Why (the OS error).
         source: std::io::Error,
     },
     /// It exited before it wrote its port.
@@ -144,6 +147,21 @@ pub fn template(s: &str, vars: &BTreeMap<&str, String>) -> String {
     out
 }
 
+/// A command line for messages: the program and its arguments, an argument quoted when it
+/// is empty or holds white space or a quote, so the vendor can paste it into a shell.
+fn command_line(program: &Path, args: &[String]) -> String {
+    std::iter::once(program.display().to_string())
+        .chain(args.iter().map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a.clone()
+            }
+        }))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Starts `start` with `${...}` variables substituted in command, args and env. With
 /// `pipes`, stdin and stdout are piped (stdio transport); stderr always goes to `log`.
 pub fn spawn(
@@ -165,15 +183,17 @@ pub fn spawn(
     }
     let vars = &vars;
     let program = PathBuf::from(template(&start.command, vars));
+    let args: Vec<String> = start.args.iter().map(|a| template(a, vars)).collect();
+    let cwd = start.cwd.as_ref().map_or(base.to_owned(), |c| base.join(c));
     let mut cmd = Command::new(&program);
-    cmd.args(start.args.iter().map(|a| template(a, vars)))
+    cmd.args(&args)
         .envs(
             start
                 .env
                 .iter()
                 .map(|(k, v)| (k.clone(), template(v, vars))),
         )
-        .current_dir(start.cwd.as_ref().map_or(base.to_owned(), |c| base.join(c)));
+        .current_dir(&cwd);
     let tag = reap::prepare(&mut cmd);
     if pipes {
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
@@ -184,7 +204,8 @@ pub fn spawn(
     // 1 GB into it) and the SUT never blocks on it: past the cap the rest is drained.
     cmd.stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-        program: program.display().to_string(),
+        command: command_line(&program, &args),
+        cwd: cwd.display().to_string(),
         source,
     })?;
     if let Some(err) = child.stderr.take() {

@@ -311,6 +311,7 @@ pub(super) mod tests {
                 profile_id: 1,
                 msg_type: 2,
                 code_pointer: "/error/data/swp_error".into(),
+                example: None,
                 correlation: Default::default(),
             }),
         }

@@ -119,6 +119,8 @@ pub struct Outcome {
     pub transcript: Vec<TranscriptEntry>,
     /// Whether anything came from the SUT while the vector ran, cut entries included.
     pub heard: bool,
+    /// The SUT could not be started (a `harness-error`): the command and the OS error.
+    pub sut_not_started: Option<String>,
 }
 
 impl Outcome {
@@ -138,6 +140,7 @@ impl Outcome {
             incidental: Vec::new(),
             transcript: Vec::new(),
             heard: false,
+            sut_not_started: None,
         }
     }
 
@@ -153,6 +156,19 @@ impl Outcome {
     /// The vector stopped with `verdict` for `why`.
     pub fn stop(verdict: Verdict, why: impl Into<String>) -> Outcome {
         Outcome::new(verdict, Some(why.into()))
+    }
+
+    /// The SUT's process could not be started (`why`: the command and the OS error): no
+    /// protocol was tested, so it is a harness error, not a failure of the SUT, and the
+    /// class verdicts say why their vectors went untested.
+    pub fn sut_not_started(why: impl std::fmt::Display) -> Outcome {
+        Outcome {
+            sut_not_started: Some(why.to_string()),
+            ..Outcome::stop(
+                Verdict::HarnessError,
+                format!("the SUT could not be started: {why}"),
+            )
+        }
     }
 
     /// The same outcome with `transcript` (a whole `Vec`, or a bounded one a timeline

@@ -203,7 +203,17 @@ fn check_fields(f: &Fields, e: &EnvelopeView) -> Result<(), String> {
             .collect();
         let want: Vec<(u64, &[u8])> = xs.iter().map(|(t, v)| (*t, v.as_ref())).collect();
         if got != want {
-            return Err(format!("extensions are {got:?}, expected {want:?}"));
+            let show = |xs: &[(u64, &[u8])]| {
+                crate::support::show::joined(
+                    xs.iter()
+                        .map(|(t, v)| format!("type {t} = hex:{}", hex::encode(v))),
+                )
+            };
+            return Err(format!(
+                "extensions are {}, expected {}",
+                show(&got),
+                show(&want)
+            ));
         }
     }
     Ok(())

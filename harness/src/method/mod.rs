@@ -195,6 +195,7 @@ fn finish(r: &mut VectorResult, o: Outcome, catalog: &Catalog) {
     r.observed_code = o.observed_alias;
     r.transcript = o.transcript;
     r.heard = o.heard;
+    r.sut_not_started = o.sut_not_started;
     let reg = &catalog.requirements;
     let canonical = |ids: &[String]| -> Vec<String> {
         let mut out: Vec<String> = ids

@@ -7,6 +7,7 @@ use crate::catalog::mcpx::{TranslateSend, TranslatedSpec, TranslationErrorSpec};
 use crate::catalog::vector::{TranslateExpect, TranslateStep};
 use crate::connect::driver::CodecDriver;
 use crate::report::result::{Dir, TranscriptEntry, Verdict};
+use crate::support::show::quoted;
 use serde_json::Value;
 use swp_testee_proto::{TranslateReply, TranslateRequest};
 
@@ -31,7 +32,7 @@ fn describe_translated(e: &TranslatedSpec) -> String {
     let w: Vec<String> = e
         .warnings
         .iter()
-        .map(|w| format!("{} {:?}", w.kind.as_str(), w.path))
+        .map(|w| format!("{} {}", w.kind.as_str(), quoted(&w.path)))
         .collect();
     format!(
         "{} message(s), {} reply(ies), warnings [{}]",
@@ -51,7 +52,7 @@ fn describe_error(e: &TranslationErrorSpec) -> String {
             .unwrap_or_default(),
         e.path
             .as_ref()
-            .map(|p| format!(" at {p:?}"))
+            .map(|p| format!(" at {}", quoted(p)))
             .unwrap_or_default()
     )
 }
@@ -134,7 +135,10 @@ fn judge(want: &TranslateExpect, got: &TranslateReply) -> Option<String> {
                 .iter()
                 .map(|w| (w.kind.as_str(), w.path.as_str()))
                 .collect();
-            (g != w).then(|| format!("warnings are {g:?}, expected {w:?}"))
+            let show = |xs: &[(&str, &str)]| {
+                crate::support::show::joined(xs.iter().map(|(k, p)| format!("{k} {}", quoted(p))))
+            };
+            (g != w).then(|| format!("warnings are {}, expected {}", show(&g), show(&w)))
         }
         (TranslateExpect::Translated(_), TranslateReply::Error { .. }) => {
             Some("the translator refused a message it must translate".into())

@@ -131,8 +131,9 @@ impl P1Form {
         match got.get_field(&field).as_message() {
             Some(m) if got.has_field(&field) => Ok(prost::Message::encode_to_vec(m)),
             _ => Err(P1Error::Payload(format!(
-                "the wrapper {} carries member(s) {set:?}, not {msg_type} (the frame's msg_type)",
-                wrapper.full_name()
+                "the wrapper {} carries member(s) {}, not {msg_type} (the frame's msg_type)",
+                wrapper.full_name(),
+                crate::support::show::joined(&set)
             ))),
         }
     }
@@ -221,7 +222,12 @@ fn integer(v: &Json) -> Option<i128> {
 
 fn scalar(field: &FieldDescriptor, kind: &Kind, v: &Json) -> Result<Value, P1Error> {
     let name = field.name();
-    let bad = || spec_err(format!("field {name}: {v} is not a valid {kind:?}"));
+    let bad = || {
+        spec_err(format!(
+            "field {name}: {v} is not a valid {}",
+            kind_name(kind)
+        ))
+    };
     Ok(match kind {
         Kind::Bytes => match v {
             Json::String(s) => Value::Bytes(Bytes::from(bytes_value(s)?)),
@@ -444,8 +450,33 @@ pub fn show(v: &Value) -> String {
             _ => format!("hex:{}", ::hex::encode(b)),
         },
         Value::String(s) => format!("{s:?}"),
-        other => format!("{other:?}"),
+        // The protobuf text format (`5`, `[1,2]`, `{code:"x"}`), not Rust's `U64(5)`.
+        other => other.to_string(),
     }
+}
+
+/// A field's type as a .proto file names it, for messages.
+fn kind_name(kind: &Kind) -> String {
+    let scalar = match kind {
+        Kind::Message(m) => return m.full_name().to_owned(),
+        Kind::Enum(e) => return e.full_name().to_owned(),
+        Kind::Double => "double",
+        Kind::Float => "float",
+        Kind::Int32 => "int32",
+        Kind::Int64 => "int64",
+        Kind::Uint32 => "uint32",
+        Kind::Uint64 => "uint64",
+        Kind::Sint32 => "sint32",
+        Kind::Sint64 => "sint64",
+        Kind::Fixed32 => "fixed32",
+        Kind::Fixed64 => "fixed64",
+        Kind::Sfixed32 => "sfixed32",
+        Kind::Sfixed64 => "sfixed64",
+        Kind::Bool => "bool",
+        Kind::String => "string",
+        Kind::Bytes => "bytes",
+    };
+    scalar.to_owned()
 }
 
 #[cfg(test)]

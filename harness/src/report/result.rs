@@ -182,6 +182,10 @@ pub struct VectorResult {
     #[serde(skip)]
     #[schemars(skip)]
     pub heard: bool,
+    /// Why the SUT could not be started for this vector (its verdict is `harness-error`):
+    /// the command and the OS error. Class verdicts name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sut_not_started: Option<String>,
 }
 
 /// One step of a vector, judged on its own.
@@ -255,6 +259,7 @@ impl VectorResult {
             incidental: Vec::new(),
             transcript: Vec::new(),
             heard: false,
+            sut_not_started: None,
         }
     }
 }

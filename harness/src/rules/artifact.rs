@@ -13,6 +13,7 @@ use super::common::{show, trackable, Table};
 use super::config::Ctx;
 use super::verdict::{decode, Level, Rule, Side, Violation};
 use crate::p1::pb::types::artifact::{ArtAck, ArtChunk, ArtErr, ArtGet, ArtOffer};
+use crate::support::show::or_nothing;
 use sha2::{Digest as _, Sha256, Sha384, Sha512};
 
 /// The profile_id of SWP-ARTIFACT.
@@ -220,6 +221,15 @@ impl HashAlg {
         }
     }
 
+    /// Its name in messages.
+    fn as_str(self) -> &'static str {
+        match self {
+            HashAlg::Sha256 => "SHA-256",
+            HashAlg::Sha384 => "SHA-384",
+            HashAlg::Sha512 => "SHA-512",
+        }
+    }
+
     fn len(self) -> usize {
         match self {
             HashAlg::Sha256 => 32,
@@ -281,7 +291,7 @@ impl Eq for Hasher {}
 
 impl std::fmt::Debug for Hasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}({})", self.alg(), hex::encode(self.finish()))
+        write!(f, "{}({})", self.alg().as_str(), hex::encode(self.finish()))
     }
 }
 
@@ -521,8 +531,11 @@ impl State {
         }
         if t.resumed && (t.next_offset != Some(c.offset) || t.next_index != Some(c.chunk_index)) {
             return Err(RESUME_POINT.violation(format!(
-                "resumed transfer of {name} restarts at chunk {} offset {}, not at chunk {:?} offset {:?}",
-                c.chunk_index, c.offset, t.next_index, t.next_offset
+                "resumed transfer of {name} restarts at chunk {} offset {}, not at chunk {} offset {}",
+                c.chunk_index,
+                c.offset,
+                or_nothing(t.next_index),
+                or_nothing(t.next_offset)
             )));
         }
         if let Some(n) = t.next_offset.filter(|n| *n != c.offset) {
@@ -668,10 +681,10 @@ impl State {
             if h.alg() == alg {
                 if h.finish() != *hash {
                     return Err(INTEGRITY.violation(format!(
-                        "the {} octets of {} do not hash to the offered {:?} digest",
+                        "the {} octets of {} do not hash to the offered {} digest",
                         p.len,
                         show(c.artifact_id.as_bytes()),
-                        alg
+                        alg.as_str()
                     )));
                 }
                 p.verified = true;

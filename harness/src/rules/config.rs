@@ -28,6 +28,17 @@ pub enum IdScheme {
     Opaque,
 }
 
+impl IdScheme {
+    /// Its name, as `STATE_ID_SCHEME` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdScheme::Sha256 => "sha256",
+            IdScheme::Tagged => "tagged",
+            IdScheme::Opaque => "opaque",
+        }
+    }
+}
+
 /// Which of two constraints on one key and scope of a set is in effect
 /// (`POLICYHINT_CONFLICT_POLICY`, SI-P-POLICYHINT-5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -168,8 +168,9 @@ fn id_form_ok(scheme: IdScheme, id: &[u8]) -> bool {
 fn check_form(scheme: Option<IdScheme>, id: &[u8], what: &str) -> Result<(), Violation> {
     match scheme {
         Some(s) if !id_form_ok(s, id) => Err(ID_FORM.violation(format!(
-            "{what} {} does not have the {s:?} id form",
-            show(id)
+            "{what} {} does not have the {} id form",
+            show(id),
+            s.as_str()
         ))),
         _ => Ok(()),
     }

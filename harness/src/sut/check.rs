@@ -2,7 +2,8 @@
 //! was expected, rather than the first; and the typed [`Manifest`] when there are none.
 
 use super::file::{
-    Kind, Limits, ManifestFile, McpTransport, PkiSource, Policy, RejectMode, Start, Transport,
+    ErrorFrameSpec, Kind, Limits, ManifestFile, McpTransport, PkiSource, Policy, RejectMode, Start,
+    Transport,
 };
 use super::manifest::{Claims, Manifest, Reach, SutKind, NO_BUILTIN};
 use crate::catalog::class::Class;
@@ -17,6 +18,49 @@ fn methods_of(kind: Kind) -> &'static [Method] {
         Kind::Endpoint => &[Method::Session],
         Kind::McpServer => &[Method::McpNative, Method::McpGateway],
         Kind::McpProxy => &[Method::McpProxy],
+    }
+}
+
+/// What is wrong with an error frame's `code_pointer`, if anything: one that can find no
+/// code would make every reject look like a timeout, or like a close without the promised
+/// error frame, so it is refused here. That is a pointer that is not one (no leading `/`),
+/// or one that finds no string in the manifest's own `example` payload, where one is given.
+fn code_pointer_problem(ef: &ErrorFrameSpec) -> Option<String> {
+    const FIELD: &str = "reject_signal.error_frame.code_pointer";
+    let p = &ef.code_pointer;
+    if !p.is_empty() && !p.starts_with('/') {
+        return Some(format!(
+            "{FIELD} `{p}` is not a JSON pointer: it starts with `/`, e.g. /error/data/swp_error"
+        ));
+    }
+    let example = ef.example.as_ref()?;
+    let found = match example.pointer(p) {
+        Some(serde_json::Value::String(_)) => return None,
+        None => "nothing".to_owned(),
+        Some(v) => format!("{v}, not a code string"),
+    };
+    let hint = code_in(example, String::new())
+        .map(|at| format!(" (its ERR_* code is at {at})"))
+        .unwrap_or_default();
+    Some(format!(
+        "{FIELD} `{p}` finds {found} in reject_signal.error_frame.example{hint}"
+    ))
+}
+
+/// The JSON pointer of the first string starting `ERR_` in `v` (below `at`), for a hint.
+fn code_in(v: &serde_json::Value, at: String) -> Option<String> {
+    use serde_json::Value;
+    let escape = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    match v {
+        Value::String(s) if s.starts_with("ERR_") => Some(at),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| code_in(x, format!("{at}/{}", escape(k)))),
+        Value::Array(xs) => xs
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| code_in(x, format!("{at}/{i}"))),
+        _ => None,
     }
 }
 
@@ -235,6 +279,9 @@ pub fn check(text: &str, path: &Path) -> Result<Manifest, Vec<Problem>> {
                         "reject_signal",
                         "reject_signal mode error-frame/both needs `error_frame`".into(),
                     );
+                }
+                if let Some(why) = rs.error_frame.as_ref().and_then(code_pointer_problem) {
+                    at("code_pointer", why);
                 }
                 if rs.mode == RejectMode::Close && rs.after.is_some() {
                     at("reject_signal", "reject_signal.after is for endpoints that send error frames: with mode close every reject already ends the stream".into());

@@ -310,6 +310,11 @@ pub struct ErrorFrameSpec {
     pub msg_type: u64,
     /// JSON pointer to the code inside the (JSON) payload, e.g. `/error/data/swp_error`.
     pub code_pointer: String,
+    /// The payload of one of the endpoint's error frames, as it sends it: the loader
+    /// refuses a `code_pointer` that finds no code in it, which would otherwise show only
+    /// as every reject vector failing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<serde_json::Value>,
     /// How an error frame names the frame it refuses (docs/sut-manifest.md, Attribution):
     /// `msg_id` (the default), by carrying that frame's msg_id where it could be read;
     /// `none`, never, so only the one frame open at the time can be the refused one.

@@ -124,9 +124,13 @@ impl WsChan {
                 .then(|| v.trim().to_owned())
         });
         if accept.as_deref() != Some(accept_for(WS_KEY).as_str()) {
-            return Err(TransportError::from(format!(
-                "a wrong Sec-WebSocket-Accept: {accept:?}"
-            )));
+            return Err(TransportError::from(match accept {
+                Some(a) => format!(
+                    "a wrong Sec-WebSocket-Accept: {}",
+                    crate::support::show::quoted(&a)
+                ),
+                None => "no Sec-WebSocket-Accept".to_owned(),
+            }));
         }
         buf.drain(..end + 4);
         Ok(WsChan {
@@ -238,8 +242,10 @@ impl WsChan {
                     let code = payload.get(..2).map(|c| u16::from_be_bytes([c[0], c[1]]));
                     let reason =
                         String::from_utf8_lossy(payload.get(2..).unwrap_or_default()).into_owned();
+                    let code = crate::support::show::or_nothing(code);
+                    let reason = crate::support::show::quoted(&reason);
                     return Err(TransportError::from(format!(
-                        "the server closed the WebSocket (code {code:?}, {reason:?})"
+                        "the server closed the WebSocket (code {code}, reason {reason})"
                     )));
                 }
                 0x1 | 0x0 => {

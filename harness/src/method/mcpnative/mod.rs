@@ -536,6 +536,9 @@ impl McpNativeMethod<'_> {
         let stdio = self.spec.transport == McpTransport::Stdio;
         match process::spawn(&self.start, &self.base, &vars, stdio, &log) {
             Ok(p) => Ok((p, chosen_port, log)),
+            Err(e @ process::ProcessError::Spawn { .. }) => {
+                Err(Box::new(Outcome::sut_not_started(e)))
+            }
             Err(e) => Err(Box::new(Outcome::stop(
                 Verdict::Crash,
                 format!("the server could not be started: {e}"),

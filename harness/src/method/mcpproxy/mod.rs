@@ -135,6 +135,9 @@ impl McpProxyMethod<'_> {
         let log = self.work.join("sut-stderr.log");
         let mut p: Supervised = match process::spawn(&self.start, &self.base, &vars, true, &log) {
             Ok(p) => p,
+            Err(e @ process::ProcessError::Spawn { .. }) => {
+                return Outcome::sut_not_started(e);
+            }
             Err(e) => {
                 return early(
                     Verdict::Crash,
@@ -157,7 +160,7 @@ impl McpProxyMethod<'_> {
                     if let Some(x) = p.exited() {
                         return early(
                             Verdict::Crash,
-                            format!("the proxy exited before starting its server: {x:?}"),
+                            format!("the proxy {x} before starting its server"),
                         );
                     }
                     std::thread::sleep(Duration::from_millis(10));

@@ -4,7 +4,7 @@
 //! manifest's probe is answered.
 
 use super::conv::Conv;
-use super::obs::Obs;
+use super::obs::{show_id, Obs};
 use super::work::StepFailure;
 use crate::catalog::vector::FrameSpec;
 use crate::frames::Envelope;
@@ -61,27 +61,54 @@ fn profile_level(code: &str) -> bool {
         .is_ok_and(|c| c.is_profile_level())
 }
 
+/// A frame that looks like the probe's answer but came on another msg_id, in words for the
+/// failure when the probe goes unanswered: `None` for the answer itself, a frame of another
+/// type, and the answer to a frame a step sent (which is no misdirected probe answer).
+fn misdirected(conv: &Conv<'_>, e: &Envelope, id: &Bytes, probe: &ProbeSpec) -> Option<String> {
+    let like = e.profile_id == probe.reply_profile_id && e.msg_type == probe.reply_msg_type;
+    let a_steps = conv
+        .ledger
+        .frames
+        .iter()
+        .any(|f| f.step.is_some() && f.msg_id.as_ref() == Some(&e.msg_id));
+    (like && e.msg_id != *id && !a_steps).then(|| {
+        format!(
+            "a reply came on msg_id {}, not the probe's {}",
+            show_id(&e.msg_id),
+            show_id(id)
+        )
+    })
+}
+
 /// Sends the probe and waits for its answer, skipping other frames: whether it was answered
-/// within a step (used to tell "accepted" from "hung" when a reject was expected).
-pub fn probe_answered(conv: &mut Conv<'_>, params: &Params, requests: &mut Requests) -> bool {
+/// within a step (used to tell "accepted" from "hung" when a reject was expected). Unanswered,
+/// the error says so when a reply came on another msg_id.
+pub fn probe_answered(
+    conv: &mut Conv<'_>,
+    params: &Params,
+    requests: &mut Requests,
+) -> Result<(), Option<String>> {
     let Some(probe) = conv.spec.probe.clone() else {
-        return false;
+        return Err(None);
     };
     let Ok((id, f)) = requests.build(&probe.frame, params, "swp-probe") else {
-        return false;
+        return Err(None);
     };
     if conv.send(&f).is_err() {
-        return false;
+        return Err(None);
     }
     let t = conv.t();
     conv.ledger
         .sent(None, Some(id.clone()), super::ledger::Fate::Probe, t);
     let d = conv.step_deadline();
+    let mut elsewhere = None;
     let answered = loop {
         match conv.next(d) {
-            Some(Obs::Reply(e)) if answers_probe(&e, &id, &probe) => break true,
-            Some(Obs::Reply(_)) => {}
-            _ => break false,
+            Some(Obs::Reply(e)) if answers_probe(&e, &id, &probe) => break Ok(()),
+            Some(Obs::Reply(e)) => {
+                elsewhere = misdirected(conv, &e, &id, &probe).or(elsewhere);
+            }
+            _ => break Err(elsewhere),
         }
     };
     conv.ledger.settle_probes();
@@ -98,7 +125,7 @@ pub fn drain(conv: &mut Conv<'_>, params: &Params, requests: &mut Requests) {
     }
     conv.note("a last probe, so a refusal of an accept confirmed by a quiet window can arrive");
     if conv.spec.probe.is_some() {
-        if probe_answered(conv, params, requests) {
+        if probe_answered(conv, params, requests).is_ok() {
             conv.ledger.confirm_accepts(super::ledger::Proof::Probe);
         }
     } else {
@@ -161,20 +188,29 @@ pub fn confirm(
             conv.ledger
                 .sent(None, Some(id.clone()), super::ledger::Fate::Probe, t);
             let deadline = conv.step_deadline();
+            let mut elsewhere = None;
             let r = loop {
                 let o = conv.next(deadline);
                 if let Some(Obs::Reply(e)) = &o {
                     if answers_probe(e, &id, &probe) {
                         break Ok(());
                     }
+                    elsewhere = misdirected(conv, e, &id, &probe).or(elsewhere);
                 }
                 if o.is_none() {
-                    let mut f = StepFailure::new(
-                        Verdict::Timeout,
-                        format!("{label}the probe was not answered within {step_ms} ms"),
-                        exp,
-                        "silence",
-                    );
+                    let (why, observed) = match elsewhere.take() {
+                        Some(m) => (
+                            format!(
+                                "{label}{m}, and nothing answered the probe within {step_ms} ms"
+                            ),
+                            "a reply on another msg_id",
+                        ),
+                        None => (
+                            format!("{label}the probe was not answered within {step_ms} ms"),
+                            "silence",
+                        ),
+                    };
+                    let mut f = StepFailure::new(Verdict::Timeout, why, exp, observed);
                     f.at = last;
                     break Err(f);
                 }

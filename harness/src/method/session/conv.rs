@@ -58,8 +58,10 @@ pub struct Conv<'a> {
     pub ledger: super::ledger::Ledger,
     /// Whom the last refusal handed to a judge was credited to.
     pub last_credit: Option<super::ledger::Credit>,
-    /// An error answer whose code was not where the manifest's `code_pointer` says.
-    pointer_miss: Option<String>,
+    /// The last frame read since [`Conv::watch`] that was not taken as an error frame, and
+    /// why: a step that waited for a reject in vain names it, so a wrong `code_pointer` or
+    /// error frame type does not read as silence.
+    unclaimed: Option<String>,
     frames: FrameDecoder,
     reply_limits: Limits,
     read_total: u64,
@@ -126,7 +128,7 @@ impl<'a> Conv<'a> {
             other: None,
             ledger,
             last_credit: None,
-            pointer_miss: None,
+            unclaimed: None,
             publisher_acks: None,
             form: crate::p1::P1Form::Message,
             frames: FrameDecoder::new(reply_limits),
@@ -200,37 +202,61 @@ impl<'a> Conv<'a> {
     }
 
     fn classify(&mut self, env: Envelope) -> Obs {
-        if let Some(ef) = &self.spec.reject_signal.error_frame {
-            if env.profile_id == ef.profile_id && env.msg_type == ef.msg_type {
+        let why = match &self.spec.reject_signal.error_frame {
+            Some(ef) if env.profile_id == ef.profile_id && env.msg_type == ef.msg_type => {
                 let json = serde_json::from_slice::<serde_json::Value>(&env.payload).ok();
-                let code = json.as_ref().and_then(|v| {
-                    v.pointer(&ef.code_pointer)
-                        .and_then(|c| c.as_str())
-                        .map(str::to_owned)
-                });
-                if let Some(code) = code {
+                let at = json.as_ref().and_then(|v| v.pointer(&ef.code_pointer));
+                if let Some(code) = at.and_then(|c| c.as_str()) {
                     return Obs::Error {
-                        code,
+                        code: code.to_owned(),
                         msg_id: env.msg_id.clone(),
                         frame: Box::new(env),
                     };
                 }
-                // An error answer with nothing where the manifest says the code is: most
-                // likely the manifest's pointer, which a failure then names.
-                if json.as_ref().is_some_and(|v| v.get("error").is_some()) {
-                    self.pointer_miss = Some(format!(
-                        "an error frame (profile_id={} msg_type={}) came with nothing at the manifest's code_pointer {}: check reject_signal.error_frame.code_pointer",
-                        ef.profile_id, ef.msg_type, ef.code_pointer
-                    ));
+                let p = &ef.code_pointer;
+                match (&json, at) {
+                    (None, _) => format!(
+                        "its payload is not JSON, so the manifest's code_pointer {p} found nothing in it"
+                    ),
+                    (Some(_), Some(v)) => format!(
+                        "the manifest's code_pointer {p} found {}, not a code string",
+                        crate::support::transcript::clip_text(&v.to_string(), 80)
+                    ),
+                    // An error answer with nothing where the manifest says the code is: most
+                    // likely the manifest's pointer, which the message then points at.
+                    (Some(v), None) if v.get("error").is_some() => format!(
+                        "the manifest's code_pointer {p} found nothing in it: check reject_signal.error_frame.code_pointer"
+                    ),
+                    (Some(_), None) => {
+                        format!("the manifest's code_pointer {p} found nothing in it")
+                    }
                 }
             }
-        }
+            Some(ef) => format!(
+                "it is not the manifest's error frame (profile_id={} msg_type={})",
+                ef.profile_id, ef.msg_type
+            ),
+            None => "the manifest declares no error frame".to_owned(),
+        };
+        self.unclaimed = Some(format!(
+            "a frame arrived, profile_id={} msg_type={} msg_id {}, but {why}",
+            env.profile_id,
+            env.msg_type,
+            super::obs::show_id(&env.msg_id)
+        ));
         Obs::Reply(env)
     }
 
-    /// Why an expected error frame may have gone unrecognised, for failure messages.
-    pub fn pointer_hint(&self) -> String {
-        self.pointer_miss
+    /// Starts watching for frames no rule takes, forgetting those read before: a step that
+    /// waits for a reject calls it first, so its failure names only its own frames.
+    pub fn watch(&mut self) {
+        self.unclaimed = None;
+    }
+
+    /// The last frame since [`Conv::watch`] that was not taken as an error frame, and why,
+    /// for failure messages (empty when there was none).
+    pub fn unclaimed_hint(&self) -> String {
+        self.unclaimed
             .as_ref()
             .map(|m| format!(" ({m})"))
             .unwrap_or_default()

@@ -42,6 +42,13 @@ pub enum SetupError {
     NoUpstream(u128),
 }
 
+impl SetupError {
+    /// Whether the endpoint's process could not be started at all: no protocol was tested.
+    pub fn not_started(&self) -> bool {
+        matches!(self, SetupError::Process(ProcessError::Spawn { .. }))
+    }
+}
+
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> SetupError {
     let what = what.into();
     move |source| SetupError::Io { what, source }

@@ -61,6 +61,7 @@ pub fn reject(
     inputs: &mut Inputs<'_>,
     c: &Ctx<'_>,
 ) -> Result<(String, Option<String>), Box<StepFailure>> {
+    conv.watch();
     let deadline = conv.step_deadline();
     let got = loop {
         match conv.next(deadline) {
@@ -233,6 +234,7 @@ pub fn denied(
         Expectation::Reject { terminates, .. } => *terminates,
         _ => None,
     };
+    conv.watch();
     let deadline = conv.step_deadline();
     let got = loop {
         match conv.next(deadline) {
@@ -358,7 +360,7 @@ fn reject_observed(
                 return Err(c.fail(
                     format!(
                         "the connection {why} without the error frame the manifest promises{}",
-                        conv.pointer_hint()
+                        conv.unclaimed_hint()
                     ),
                     "close",
                 ));
@@ -379,8 +381,9 @@ fn reject_observed(
         Some(Obs::Garbage(g)) => return Err(c.fail(g, "invalid output")),
         // Replies were skipped above, so only a timeout reaches here: accepted, or hung?
         Some(Obs::Reply(_)) | None => {
-            let hint = conv.pointer_hint();
-            if probe_answered(conv, inputs.params, inputs.requests) {
+            let hint = conv.unclaimed_hint();
+            let probed = probe_answered(conv, inputs.params, inputs.requests);
+            if probed.is_ok() {
                 return Err(c.fail(
                     format!(
                         "accepted: no reject within {step_ms} ms and the probe was answered{hint}"
@@ -388,10 +391,14 @@ fn reject_observed(
                     "accepted",
                 ));
             }
+            let elsewhere = match probed {
+                Err(Some(m)) => format!(" ({m})"),
+                _ => String::new(),
+            };
             return Err(StepFailure::new(
                 Verdict::Timeout,
                 format!(
-                    "{}no reject, no close and no answer within {step_ms} ms{hint}",
+                    "{}no reject, no close and no answer within {step_ms} ms{hint}{elsewhere}",
                     c.label
                 ),
                 c.expected,

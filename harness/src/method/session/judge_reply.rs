@@ -150,11 +150,13 @@ pub fn identity(
         .and_then(|v| v.pointer(&ptr).cloned());
     match seen {
         Some(serde_json::Value::String(s)) if s == want => Ok(format!("identity {s}")),
-        other => Err(c.fail(
-            format!(
-                "the endpoint reports identity {other:?} at {ptr}; the harness presented {want}"
-            ),
-            format!("{other:?}"),
+        None => Err(c.fail(
+            format!("the endpoint reports no identity at {ptr}; the harness presented {want}"),
+            "nothing",
+        )),
+        Some(other) => Err(c.fail(
+            format!("the endpoint reports identity {other} at {ptr}; the harness presented {want}"),
+            other.to_string(),
         )),
     }
 }

@@ -181,6 +181,7 @@ impl TestMethod for SessionMethod<'_> {
         };
         let restart_note = match self.endpoint.ensure_server() {
             Ok(n) => n,
+            Err(e) if e.not_started() => return Ok(Outcome::sut_not_started(e)),
             Err(e) => {
                 return Ok(Outcome::stop(
                     Verdict::Crash,
@@ -191,6 +192,7 @@ impl TestMethod for SessionMethod<'_> {
         let connect = b.connect.clone().unwrap_or_default();
         let (wire, stdio_proc) = match self.endpoint.open(&connect) {
             Ok(w) => w,
+            Err(e) if e.not_started() => return Ok(Outcome::sut_not_started(e)),
             Err(e) => {
                 return Ok(Outcome::stop(
                     Verdict::HarnessError,

@@ -39,3 +39,19 @@ impl Obs {
         }
     }
 }
+
+/// A msg_id for messages: quoted text when it is printable ASCII (the harness's own are),
+/// else `hex:` and its octets; cut at 48 octets, since the SUT chose it.
+pub fn show_id(id: &[u8]) -> String {
+    const MAX: usize = 48;
+    let cut = id.get(..MAX).unwrap_or(id);
+    let mut s = if !cut.is_empty() && cut.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("\"{}\"", String::from_utf8_lossy(cut))
+    } else {
+        format!("hex:{}", hex::encode(cut))
+    };
+    if id.len() > MAX {
+        s.push('…');
+    }
+    s
+}

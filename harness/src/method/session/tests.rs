@@ -1279,11 +1279,61 @@ fn a_code_pointer_that_points_nowhere_is_named_in_the_failure() {
         )
         .0,
     );
-    assert!(
-        f.why
-            .contains("nothing at the manifest's code_pointer /error/data/code"),
-        "{}",
-        f.why
+    assert_eq!(
+        f.why,
+        "accepted: no reject within 3000 ms and the probe was answered (a frame arrived, profile_id=1 msg_type=2 msg_id \"msg-id-0000\", but the manifest's code_pointer /error/data/code found nothing in it: check reject_signal.error_frame.code_pointer)"
+    );
+}
+
+#[test]
+fn a_close_after_a_frame_no_rule_took_names_the_frame_and_the_pointer() {
+    // The endpoint refuses with its error frame and closes; the manifest's pointer finds
+    // nothing in it, so the close is all the reject judge sees, and says what came before.
+    let wrong = spec(
+        "{mode: error-frame, error_frame: {profile_id: 1, msg_type: 2, code_pointer: /error/code}}",
+    );
+    let f = failure(
+        run(
+            &wrong,
+            endpoint(5, |e| {
+                vec![
+                    (1, error_frame(&e.msg_id, "ERR_INVALID_ENVELOPE")),
+                    (2, Recv::Eof),
+                ]
+            }),
+            &[send("bad", 7, vec![reject(ErrorCode::InvalidEnvelope)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Fail);
+    assert_eq!(
+        f.why,
+        "the connection closed without the error frame the manifest promises (a frame arrived, profile_id=1 msg_type=2 msg_id \"msg-id-0007\", but the manifest's code_pointer /error/code found -32600, not a code string)"
+    );
+}
+
+#[test]
+fn a_frame_of_another_type_where_a_reject_belongs_is_named() {
+    // The endpoint's error frames are not of the type the manifest declares: the timeout
+    // says a frame came, and of which type.
+    let f = failure(
+        run(
+            &spec(""),
+            Box::new(|e: &Envelope| {
+                if payload_is(e, "bad") {
+                    vec![(1, frame(1, 9, &Bytes::from_static(b"\x00\xff"), "{}"))]
+                } else {
+                    Vec::new()
+                }
+            }),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "no reject, no close and no answer within 3000 ms (a frame arrived, profile_id=1 msg_type=9 msg_id hex:00ff, but it is not the manifest's error frame (profile_id=1 msg_type=2))"
     );
 }
 
@@ -1310,4 +1360,55 @@ fn a_cancelled_run_stops_waiting_at_once() {
     cancel.cancel();
     assert!(conv.next(conv.after(5_000)).is_none());
     assert_eq!(clock.now(), t0);
+}
+
+/// An endpoint that answers the probe on a msg_id of its own.
+fn answers_elsewhere() -> Script {
+    Box::new(|e: &Envelope| {
+        if is_probe(e) {
+            vec![(
+                5,
+                frame(
+                    1,
+                    2,
+                    &Bytes::from_static(b"reply-0001"),
+                    r#"{"jsonrpc":"2.0","id":"probe","result":{}}"#,
+                ),
+            )]
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+#[test]
+fn a_probe_answered_on_another_msg_id_is_reported_as_such() {
+    let f = failure(
+        run(
+            &spec(""),
+            answers_elsewhere(),
+            &[send("ok", 1, vec![accept()])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "a reply came on msg_id \"reply-0001\", not the probe's \"swp-probe0000001\", and nothing answered the probe within 3000 ms"
+    );
+    assert_eq!(f.observed, "a reply on another msg_id");
+    // Where a reject was awaited, the probe that tells "accepted" from "hung" says it too.
+    let f = failure(
+        run(
+            &spec(""),
+            answers_elsewhere(),
+            &[send("bad", 1, vec![reject(ErrorCode::InvalidFrame)])],
+        )
+        .0,
+    );
+    assert_eq!(f.verdict, Verdict::Timeout);
+    assert_eq!(
+        f.why,
+        "no reject, no close and no answer within 3000 ms (a reply came on msg_id \"reply-0001\", not the probe's \"swp-probe0000001\")"
+    );
 }

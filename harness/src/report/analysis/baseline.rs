@@ -74,6 +74,17 @@ pub enum DeviationKind {
     UnexpectedFailure,
 }
 
+impl DeviationKind {
+    /// Kebab-case name, as in report.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviationKind::UnexpectedPass => "unexpected-pass",
+            DeviationKind::FailedDifferently => "failed-differently",
+            DeviationKind::UnexpectedFailure => "unexpected-failure",
+        }
+    }
+}
+
 /// One deviation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Deviation {

@@ -206,6 +206,9 @@ fn bearing(r: &VectorResult) -> Bearing {
         }
         Verdict::Unsupported => Bearing::Fail("the SUT does not support it".into()),
         Verdict::Inconclusive => Bearing::Incomplete("inconclusive on this wire".into()),
+        Verdict::HarnessError if r.sut_not_started.is_some() => {
+            Bearing::Incomplete("harness error: the SUT could not be started".into())
+        }
         Verdict::HarnessError => Bearing::Incomplete("harness error".into()),
         Verdict::Interrupted => Bearing::Incomplete("interrupted".into()),
         Verdict::NotRun => Bearing::Incomplete(format!(
@@ -248,6 +251,9 @@ pub fn verdicts(cat: &Catalog, all: &[VectorResult], interrupted: bool) -> Vec<C
                 claim: None,
             };
             let (mut fails, mut gaps, mut pending) = (0, 0, Vec::new());
+            // Why the SUT could not be started, when it could not for a vector of the class:
+            // the reason leads with it, since no vector it left untested says more.
+            let mut not_started: Option<&str> = None;
             for ns in class.namespaces() {
                 let mut st = NamespaceStatus {
                     namespace: (*ns).to_owned(),
@@ -259,6 +265,7 @@ pub fn verdicts(cat: &Catalog, all: &[VectorResult], interrupted: bool) -> Vec<C
                     required_settled: 0,
                 };
                 for r in all.iter().filter(|r| r.namespace == *ns) {
+                    not_started = not_started.or(r.sut_not_started.as_deref());
                     if r.verdict == Verdict::NotApplicable {
                         st.not_applicable += 1;
                     } else {
@@ -396,6 +403,9 @@ pub fn verdicts(cat: &Catalog, all: &[VectorResult], interrupted: bool) -> Vec<C
                 }
                 (ClassStatus::Pass, why)
             };
+            if let (Some(why), false) = (not_started, v.status == ClassStatus::Pass) {
+                v.reason = format!("the SUT could not be started: {why}; {}", v.reason);
+            }
             v
         })
         .collect()

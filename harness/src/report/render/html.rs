@@ -360,9 +360,9 @@ fn counts(s: &mut String, rep: &Report) {
             for d in &b.deviations {
                 let _ = write!(
                     s,
-                    "<li><code>{}</code> {:?}: expected {}, got {}</li>",
+                    "<li><code>{}</code> {}: expected {}, got {}</li>",
                     esc(&d.vector_id),
-                    d.kind,
+                    d.kind.as_str(),
                     esc(&d.expected),
                     esc(&d.got)
                 );

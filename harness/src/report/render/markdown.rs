@@ -209,9 +209,9 @@ pub fn render(rep: &Report) -> String {
         for d in &b.deviations {
             let _ = writeln!(
                 s,
-                "- `{}` {:?}: expected {}, got {}",
+                "- `{}` {}: expected {}, got {}",
                 d.vector_id,
-                d.kind,
+                d.kind.as_str(),
                 cell(&d.expected),
                 cell(&d.got)
             );

@@ -297,7 +297,10 @@ impl<'v> Runner<'v> {
             .unwrap_or_default();
         if !got.is_object() || !extra.is_empty() {
             return Err(Stop::fail(
-                format!("the result is not empty: it has {extra:?}"),
+                format!(
+                    "the result is not empty: it has {}",
+                    crate::support::show::quoted_list(&extra)
+                ),
                 expected.join("; "),
                 observed.clone(),
             ));
@@ -652,10 +655,10 @@ impl<'v> Runner<'v> {
                     last_e = format!("no response within {ms} ms");
                 }
                 JsonRpcExpect::Nothing => {}
-                other @ JsonRpcExpect::Mcp(_) => {
-                    return Err(Stop::harness(format!(
-                        "{other:?} is not an mcp_native expectation"
-                    )))
+                JsonRpcExpect::Mcp(_) => {
+                    return Err(Stop::harness(
+                        "an `mcp` (SWP-mapped) expectation is not an mcp_native expectation",
+                    ))
                 }
             }
         }

@@ -73,7 +73,7 @@ impl<'v> Runner<'v> {
                         .unwrap_or_default();
                     if !listed.contains(&asked) {
                         return Err(Stop::fail(
-                            format!("{DISCOVER}: server/discover answered a request at {asked} but lists only {listed:?} in supportedVersions"),
+                            format!("{DISCOVER}: server/discover answered a request at {asked} but lists only {} in supportedVersions", crate::support::show::quoted_list(&listed)),
                             format!("supportedVersions listing {asked}"),
                             obs,
                         )
@@ -121,12 +121,18 @@ impl<'v> Runner<'v> {
                         else {
                             return Err(Stop::not_applicable(
                                 NaCause::Untested,
-                                format!("the server supports only {supported:?}, none of which the harness knows"),
+                                format!(
+                                    "the server supports only {}, none of which the harness knows",
+                                    crate::support::show::quoted_list(&supported)
+                                ),
                             ));
                         };
                         conv.log(
                             Dir::Note,
-                            &format!("the server supports {supported:?}: continuing at {v}"),
+                            &format!(
+                                "the server supports {}: continuing at {v}",
+                                crate::support::show::quoted_list(&supported)
+                            ),
                         );
                         if schema::is_stateless(&v) {
                             self.opened_at(conv, &v, None, true);

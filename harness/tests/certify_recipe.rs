@@ -32,13 +32,7 @@ fn night(dir: &Path, name: &str, sut: Option<&Path>) -> Output {
     c.output().unwrap()
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 #[test]
 fn the_nightly_script_writes_a_baseline_passes_a_steady_night_and_fails_a_regression() {

@@ -105,13 +105,7 @@ fn swp_conform(cache: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::output_text as text;
 
 #[test]
 fn a_mirror_over_http_is_fetched_and_a_tampered_one_refused() {

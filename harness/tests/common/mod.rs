@@ -181,3 +181,12 @@ pub fn run_measured<S: AsRef<std::ffi::OsStr>>(
         .unwrap_or_else(|| panic!("no peak reported; stderr:\n{err}"));
     (o, kib)
 }
+
+/// A finished command's stdout then stderr, as text, for assertion messages.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

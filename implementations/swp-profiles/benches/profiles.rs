@@ -26,6 +26,32 @@ fn channel(profile: u64, form: P1Form, tweak: impl FnOnce(&mut Config)) -> Chann
     Channel::new(profile, &c).expect("a served profile")
 }
 
+/// Call `n`: an `RPC_REQ` (16-octet rpc_id, 64-octet params, a key of its own when `key`)
+/// and its `RPC_RESP`, framed in `form`.
+fn rpc_pair(n: u64, form: P1Form, key: bool) -> (Vec<u8>, Vec<u8>) {
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&n.to_le_bytes());
+    let rpc_id = Bytes::copy_from_slice(&id);
+    let req = rp::RpcReq {
+        rpc_id: rpc_id.clone(),
+        method: "org.example.echo".into(),
+        params: Bytes::from_static(&[7; 64]),
+        idempotency_key: if key {
+            format!("key-{n}")
+        } else {
+            String::new()
+        },
+    };
+    let resp = rp::RpcResp {
+        rpc_id,
+        result: Bytes::from_static(&[7; 64]),
+    };
+    (
+        form.frame(1, req.encode_to_vec()),
+        form.frame(2, resp.encode_to_vec()),
+    )
+}
+
 /// RPC: a request (16-octet rpc_id, 64-octet params) and its response, 2 messages. The
 /// payloads come from a pool of 16,384 calls, four times the call table: an rpc_id comes
 /// back only after it was forgotten, and a key only after its window (1 s, one ms per call).
@@ -40,31 +66,7 @@ fn rpc(c: &mut Criterion) {
         ("req_resp_wrapper", P1Form::Wrapper, false),
         ("req_resp_idempotency_key", P1Form::Message, true),
     ] {
-        let pool: Vec<(Vec<u8>, Vec<u8>)> = (0..POOL)
-            .map(|n| {
-                let mut id = [0u8; 16];
-                id[..8].copy_from_slice(&n.to_le_bytes());
-                let rpc_id = Bytes::copy_from_slice(&id);
-                let req = rp::RpcReq {
-                    rpc_id: rpc_id.clone(),
-                    method: "org.example.echo".into(),
-                    params: Bytes::from_static(&[7; 64]),
-                    idempotency_key: if key {
-                        format!("key-{n}")
-                    } else {
-                        String::new()
-                    },
-                };
-                let resp = rp::RpcResp {
-                    rpc_id,
-                    result: Bytes::from_static(&[7; 64]),
-                };
-                (
-                    form.frame(1, req.encode_to_vec()),
-                    form.frame(2, resp.encode_to_vec()),
-                )
-            })
-            .collect();
+        let pool: Vec<(Vec<u8>, Vec<u8>)> = (0..POOL).map(|n| rpc_pair(n, form, key)).collect();
         let mut ch = channel(12, form, |c| c.rpc.replay_window_ms = 1_000);
         let mut now: u64 = 0;
         g.bench_function(name, |b| {
@@ -88,25 +90,7 @@ fn rpc_open_calls(c: &mut Criterion) {
     let mut g = c.benchmark_group("rpc");
     let mut refused: u64 = 0;
     g.throughput(Throughput::Elements(2));
-    let call = |n: u64| {
-        let mut id = [0u8; 16];
-        id[..8].copy_from_slice(&n.to_le_bytes());
-        let rpc_id = Bytes::copy_from_slice(&id);
-        let req = rp::RpcReq {
-            rpc_id: rpc_id.clone(),
-            method: "org.example.echo".into(),
-            params: Bytes::from_static(&[7; 64]),
-            idempotency_key: String::new(),
-        };
-        let resp = rp::RpcResp {
-            rpc_id,
-            result: Bytes::from_static(&[7; 64]),
-        };
-        (
-            P1Form::Message.frame(1, req.encode_to_vec()),
-            P1Form::Message.frame(2, resp.encode_to_vec()),
-        )
-    };
+    let call = |n: u64| rpc_pair(n, P1Form::Message, false);
     let mut ch = channel(12, P1Form::Message, |_| {});
     let open = swp_profiles::rpc::Config::default().max_calls as u64 - 1;
     for n in 0..open {

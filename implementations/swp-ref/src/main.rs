@@ -69,6 +69,12 @@ enum Cmd {
         /// Redact times and durations in the log (golden files).
         #[arg(long)]
         deterministic: bool,
+        /// The contract client messages are held to: `mcp` (the MCP schema of the
+        /// negotiated version: string or integer ids, optional params, client responses) or
+        /// `seed-003` (string ids, params required, the seed's error table). See
+        /// docs/mcp-gateway.md.
+        #[arg(long, default_value = "mcp", value_parser = parse_envelope)]
+        envelope: swp_ref::gateway::EnvelopePolicy,
     },
     /// Translate MCP between a client at one protocol version and a stdio server at
     /// whatever version it agrees to (docs/mcp-translation.md).
@@ -135,6 +141,7 @@ fn main() -> ExitCode {
             port_file,
             log,
             deterministic,
+            envelope,
         } => {
             use swp_ref::gateway::serve::{ClientTransport, Options};
             use swp_ref::gateway::upstream::UpstreamAddr;
@@ -168,6 +175,7 @@ fn main() -> ExitCode {
                 allow_remote,
                 origins: swp_ref::gateway::origin::OriginPolicy::new(allow_origin),
                 server: server_limits.resolve(),
+                envelope,
             };
             match swp_ref::gateway::serve::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -214,4 +222,10 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// `--envelope`'s parser (clap needs a function whose error is displayable).
+fn parse_envelope(s: &str) -> Result<swp_ref::gateway::EnvelopePolicy, String> {
+    s.parse()
+        .map_err(|e: swp_ref::gateway::policy::UnknownPolicy| e.to_string())
 }

@@ -7,6 +7,7 @@ use super::canonical::{Canonical, GatewayError};
 use super::log::{ErrorPayload, Event, Ids, Log};
 use super::origin::OriginPolicy;
 use super::pipeline::{Ingress, Pipeline, MAX_MESSAGE_BYTES};
+use super::policy::EnvelopePolicy;
 use super::upstream::{Upstream, UpstreamAddr};
 use super::{http, ws};
 use crate::limits::accept::{self as accepting, Backoff};
@@ -51,6 +52,8 @@ pub struct Options {
     pub origins: OriginPolicy,
     /// Connection cap, timeouts, memory budget, keepalive (docs/reference-limits.md).
     pub server: ServerLimits,
+    /// The contract client messages are held to (`--envelope`).
+    pub envelope: EnvelopePolicy,
 }
 
 /// Why the gateway stopped.
@@ -100,6 +103,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
 
 struct Shared {
     pipeline: Mutex<Pipeline>,
+    policy: EnvelopePolicy,
     upstream: Upstream,
     log: Log,
     origins: OriginPolicy,
@@ -135,12 +139,20 @@ impl Shared {
         let (id, method, msg_id, result) = match ingress {
             Ingress::Reject { id, method, error } => (id, method, None, Err(error)),
             Ingress::Forward(f) => {
-                let id = f.pending.id.as_ref().map_or_else(
-                    || "null".to_owned(),
-                    |i| serde_json::Value::String(i.clone()).to_string(),
-                );
-                let method = Some(f.pending.method.clone());
-                if f.pending.id.is_none() {
+                let id = f.pending.id.clone().unwrap_or_else(|| "null".to_owned());
+                let method = Some(f.pending.method.clone()).filter(|m| !m.is_empty());
+                if f.msg_type == swp_profiles::mcp::MSG_TYPE_RESPONSE {
+                    // The client answering a server-initiated request: accepted like a
+                    // notification (HTTP 202, nothing back), forwarded upstream.
+                    let r = self
+                        .upstream
+                        .respond(f.pending.id.as_deref(), f.payload)
+                        .await;
+                    let r = r
+                        .map(|_| None)
+                        .map_err(|e| GatewayError::new(Canonical::InternalError, e.to_string()));
+                    (id, method, None, r)
+                } else if f.pending.id.is_none() {
                     let r = self.upstream.notify(f.msg_type, f.payload).await;
                     let r = r
                         .map(|()| None)
@@ -178,7 +190,11 @@ impl Shared {
         let (status, body, error) = match result {
             Ok(Some(body)) => (200, Some(body), None),
             Ok(None) => (202, None, None),
-            Err(e) => (e.code.http_status(), Some(e.response(&id)), Some(e)),
+            Err(e) => (
+                self.policy.http_status(e.code),
+                Some(e.response(self.policy, &id)),
+                Some(e),
+            ),
         };
         self.log.write(&Event {
             timestamp: self.log.timestamp(arrived),
@@ -196,7 +212,7 @@ impl Shared {
             },
             http_status: status,
             duration_ms: self.log.duration(t0.elapsed()),
-            error: error.as_ref().map(ErrorPayload::from),
+            error: error.as_ref().map(|e| ErrorPayload::new(e, self.policy)),
             metadata: self.log.metadata(),
         });
         Outcome { status, body }
@@ -295,7 +311,7 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
         .map_err(|e| {
             ServeError::Tools(GatewayError::new(Canonical::InternalError, e.to_string()))
         })?;
-    let mut pipeline = Pipeline::default();
+    let mut pipeline = Pipeline::new(opts.envelope);
     let result: serde_json::Value = serde_json::from_slice::<serde_json::Value>(&payload)
         .ok()
         .and_then(|v| v.get("result").cloned())
@@ -308,6 +324,7 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
     pipeline.learn_tools(&result).map_err(ServeError::Tools)?;
     let shared = Arc::new(Shared {
         pipeline: Mutex::new(pipeline),
+        policy: opts.envelope,
         upstream,
         log: Log::new(log_out, opts.deterministic),
         origins: opts.origins.clone(),

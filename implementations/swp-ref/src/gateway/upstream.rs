@@ -1,12 +1,16 @@
 //! The gateway's upstream link: one SWP connection (loopback TCP, or the stdio of a spawned
 //! endpoint) carrying profile-1 frames. Requests get fresh msg_ids from the profile's
-//! correlator; one task writes frames and matches responses back to their waiters.
+//! correlator; one task writes frames and matches responses back to their waiters. Requests
+//! the upstream sends (server-initiated) are remembered by JSON-RPC id, so a client's
+//! response to one goes back under that request's msg_id (mcp-mapping §5).
 
 use bytes::BytesMut;
 use std::process::Stdio;
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::mcp::{Correlator, MSG_TYPE_NOTIFICATION, MSG_TYPE_RESPONSE, PROFILE_ID};
+use swp_profiles::mcp::{
+    Correlator, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE, PROFILE_ID,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -47,7 +51,13 @@ struct Job {
     msg_type: u64,
     payload: Vec<u8>,
     reply: Option<oneshot::Sender<Answer>>,
+    /// The msg_id to send under (a response reuses its request's); `None`: a fresh one.
+    msg_id: Option<Vec<u8>>,
 }
+
+/// The server-initiated requests awaiting a client's response: JSON-RPC id (raw JSON text)
+/// to the msg_id the request came under. Bounded by [`MAX_IN_FLIGHT`].
+pub type Inbound = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>>;
 
 /// The JSON-RPC ids in flight upstream, each owned by one client request, with the sink its
 /// stream partials go to. All clients share one upstream link, and the upstream correlates
@@ -91,6 +101,7 @@ impl Drop for IdClaim {
 pub struct Upstream {
     jobs: mpsc::Sender<Job>,
     routes: Routes,
+    inbound: Inbound,
 }
 
 impl Upstream {
@@ -99,12 +110,14 @@ impl Upstream {
         let (tx, rx) = mpsc::channel(256);
         let routes = Routes::default();
         let link_routes = routes.clone();
+        let inbound = Inbound::default();
+        let link_inbound = inbound.clone();
         match addr {
             UpstreamAddr::Tcp(a) => {
                 let s = tokio::net::TcpStream::connect(a).await?;
                 s.set_nodelay(true)?;
                 let (r, w) = s.into_split();
-                tokio::spawn(link(r, w, rx, limits, link_routes));
+                tokio::spawn(link(r, w, rx, limits, link_routes, link_inbound));
             }
             UpstreamAddr::Command(argv) => {
                 let (prog, args) = argv.split_first().ok_or_else(|| {
@@ -121,15 +134,19 @@ impl Upstream {
                     return Err(std::io::Error::other("the upstream command has no stdio"));
                 };
                 tokio::spawn(async move {
-                    link(r, w, rx, limits, link_routes).await;
+                    link(r, w, rx, limits, link_routes, link_inbound).await;
                     let _ = child.kill().await;
                 });
             }
         }
-        Ok(Upstream { jobs: tx, routes })
+        Ok(Upstream {
+            jobs: tx,
+            routes,
+            inbound,
+        })
     }
 
-    /// Takes ownership of the JSON-RPC id `id` upstream, waiting while another request with
+    /// Takes ownership of the JSON-RPC id `id` (raw JSON text) upstream, waiting while another request with
     /// that id is in flight; until the claim is dropped, upstream notifications whose
     /// progressToken is `id` go to `sink` (and nowhere when `sink` is `None`).
     pub async fn claim(&self, id: &str, sink: Option<mpsc::UnboundedSender<Vec<u8>>>) -> IdClaim {
@@ -177,6 +194,7 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: Some(tx),
+                msg_id: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)?;
@@ -190,9 +208,40 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: None,
+                msg_id: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)
+    }
+
+    /// Sends a client's response to a server-initiated request: under that request's
+    /// msg_id when the upstream sent one with JSON-RPC id `id` (raw JSON text), else under
+    /// a fresh msg_id, leaving an unsolicited response for the upstream to judge (it owns its
+    /// request ids; ignoring and refusing are both conformant, SI-039). Returns whether a
+    /// request was waiting for it.
+    pub async fn respond(&self, id: Option<&str>, payload: Vec<u8>) -> Result<bool, UpstreamError> {
+        let msg_id = id.and_then(|id| {
+            self.inbound
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id)
+        });
+        let solicited = msg_id.is_some();
+        self.jobs
+            .send(Job {
+                msg_type: MSG_TYPE_RESPONSE,
+                payload,
+                reply: None,
+                msg_id,
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)?;
+        Ok(solicited)
+    }
+
+    /// The server-initiated requests awaiting a client's response.
+    pub fn inbound(&self) -> &Inbound {
+        &self.inbound
     }
 }
 
@@ -207,16 +256,38 @@ fn now_ms() -> u64 {
 /// Called in frame order, before any later response is handed over, so a client sink sees
 /// partials before the terminal response.
 fn route_notification(routes: &Routes, payload: &[u8]) {
+    // Ids are owned as raw JSON text, so the token `7` names request 7 and `"7"` request "7".
     let token = serde_json::from_slice::<serde_json::Value>(payload)
         .ok()
         .and_then(|v| {
             v.pointer("/params/progressToken")
-                .and_then(|t| t.as_str().map(str::to_owned))
+                .filter(|t| t.is_string() || t.is_number())
+                .map(ToString::to_string)
         });
     let Some(token) = token else { return };
     let r = routes.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(sink) = r.get(&token).and_then(|route| route.sink.as_ref()) {
         let _ = sink.send(payload.to_vec());
+    }
+}
+
+/// Remembers a request the upstream sent, by its JSON-RPC id, so the client's response can
+/// reuse its msg_id; a request without a readable id, or beyond the bound, is not
+/// remembered (its response then travels under a fresh msg_id).
+fn remember_inbound(inbound: &Inbound, msg_id: &[u8], payload: &[u8]) {
+    let Some(id) = serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| {
+            v.get("id")
+                .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
+                .map(ToString::to_string)
+        })
+    else {
+        return;
+    };
+    let mut table = inbound.lock().unwrap_or_else(|p| p.into_inner());
+    if table.len() < MAX_IN_FLIGHT || table.contains_key(&id) {
+        table.insert(id, msg_id.to_vec());
     }
 }
 
@@ -226,6 +297,7 @@ async fn link<R, W>(
     mut jobs: mpsc::Receiver<Job>,
     limits: Limits,
     routes: Routes,
+    inbound: Inbound,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -240,6 +312,9 @@ async fn link<R, W>(
             job = jobs.recv() => {
                 let Some(job) = job else { break };
                 let notification = job.reply.is_none();
+                let msg_id = if let Some(reused) = job.msg_id {
+                    reused
+                } else {
                 if corr.len() >= MAX_IN_FLIGHT {
                     if let Some(reply) = job.reply {
                         let e = swp_profiles::mcp::CorrelationError::TooMany(MAX_IN_FLIGHT);
@@ -251,6 +326,8 @@ async fn link<R, W>(
                 if notification {
                     let _ = corr.finish(&msg_id);
                 }
+                msg_id.to_vec()
+                };
                 let env = Envelope {
                     version: 1,
                     profile_id: PROFILE_ID,
@@ -283,6 +360,10 @@ async fn link<R, W>(
                                     let Ok(env) = e1::decode(&body, &limits) else { continue };
                                     if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_NOTIFICATION {
                                         route_notification(&routes, &env.payload);
+                                        continue;
+                                    }
+                                    if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_REQUEST {
+                                        remember_inbound(&inbound, &env.msg_id, &env.payload);
                                         continue;
                                     }
                                     if env.profile_id != PROFILE_ID || env.msg_type != MSG_TYPE_RESPONSE {

@@ -1,0 +1,197 @@
+// End-to-end tests: a real endpoint on a loopback port, driven over TCP, one test per profile
+// and one for the core reject paths.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, startServer } from './helpers.mjs';
+import { manifestParams } from '../src/catalog.mjs';
+import { encodeFrame } from '../src/e1.mjs';
+
+const P = manifestParams();
+let srv;
+before(async () => {
+  srv = await startServer();
+});
+after(async () => {
+  await srv.close();
+});
+
+async function client() {
+  return Client.connect(srv.port);
+}
+
+test('core: rejects are error frames on profile 4096 naming the refused msg_id, and the stream goes on', async () => {
+  const c = await client();
+  const id = c.send(999, 1, Buffer.alloc(0));
+  let f = await c.nextP1();
+  assert.equal(f.env.profile_id, 4096);
+  assert.equal(f.core.code, 'ERR_UNKNOWN_PROFILE');
+  assert.deepEqual(f.env.msg_id, id);
+  c.send(10, 1, Buffer.alloc(0), { ts_unix_ms: Date.now() - 600_000 });
+  assert.equal((await c.nextP1()).core.code, 'ERR_INVALID_ENVELOPE');
+  c.send(10, 1, Buffer.alloc(0), { msg_id: Buffer.alloc(4, 1) });
+  assert.equal((await c.nextP1()).core.code, 'ERR_MSG_ID_INVALID');
+  c.raw(Buffer.from([0, 0, 0, 0]));
+  assert.equal((await c.nextP1()).core.code, 'ERR_INVALID_FRAME');
+  // still usable: a GET is answered
+  c.sendP1(10, 1, { agent_id: P.AGDISC_AGENT_ID });
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 2);
+  // an oversized prefix: the code, then the close
+  c.raw(Buffer.from([0x7f, 0, 0, 0]));
+  assert.equal((await c.nextP1()).core.code, 'ERR_FRAME_TOO_LARGE');
+  assert.equal(await c.next(), null);
+  c.destroy();
+});
+
+test('core: a body cut short is refused when the peer half-closes', async () => {
+  const c = await client();
+  const frame = encodeFrame({ profile_id: 10, msg_type: 1, msg_id: Buffer.alloc(16, 2), payload: Buffer.from('abc') });
+  c.raw(frame.subarray(0, frame.length - 2));
+  c.end();
+  assert.equal((await c.nextP1()).core.code, 'ERR_INVALID_FRAME');
+  assert.equal(await c.next(), null);
+});
+
+test('SWP-AGDISC: card, validator, not-modified, error reasons, invalid cards refused', async () => {
+  const c = await client();
+  const id = c.sendP1(10, 1, { agent_id: P.AGDISC_AGENT_ID });
+  let f = await c.nextP1();
+  assert.deepEqual(f.env.msg_id, id);
+  assert.equal(f.msg.schema_revision, P.AGDISC_SCHEMA_REVISION);
+  assert.equal(f.msg.card_payload.toString(), P.AGDISC_CARD);
+  assert.equal(f.msg.etag, P.AGDISC_ETAG);
+  assert.equal(f.msg.max_age_ms, BigInt(P.AGDISC_MAX_AGE_MS));
+  c.sendP1(10, 1, { agent_id: P.AGDISC_AGENT_ID, if_none_match: P.AGDISC_ETAG });
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 3);
+  assert.equal(f.msg.etag, P.AGDISC_ETAG);
+  for (const [agent, want] of [
+    [P.AGDISC_MISSING_AGENT_ID, P.AGDISC_NOT_FOUND_CODE],
+    [P.AGDISC_INVALID_AGENT_ID, P.AGDISC_INVALID_CARD_CODE],
+    [P.AGDISC_UNAUTHORIZED_AGENT_ID, P.AGDISC_UNAUTHORIZED_CODE],
+    [P.AGDISC_INTERNAL_AGENT_ID, P.AGDISC_INTERNAL_CODE],
+  ]) {
+    c.sendP1(10, 1, { agent_id: agent });
+    f = await c.nextP1();
+    assert.equal(f.env.msg_type, 4);
+    assert.equal(f.msg.code, want);
+  }
+  c.sendP1(10, 2, { agent_id: 'x', card_payload: Buffer.from('{}') });
+  f = await c.nextP1();
+  assert.equal(f.msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.send(10, 5, Buffer.alloc(0));
+  assert.equal((await c.nextP1()).msg.code, 'ERR_UNSUPPORTED_MSG_TYPE');
+  c.destroy();
+});
+
+test('SWP-TOOLDISC: paging by opaque cursor, filter, get by version, not found, invalid descriptors', async () => {
+  const c = await client();
+  c.sendP1(11, 1, { page_size: 1 });
+  let f = await c.nextP1();
+  assert.equal(f.msg.tools.length, 1);
+  assert.equal(f.msg.next_page_token, P.TOOLDISC_PAGE_TOKEN);
+  const seen = [f.msg.tools[0].tool_id];
+  let tok = f.msg.next_page_token;
+  while (tok) {
+    c.sendP1(11, 1, { page_size: 1, page_token: tok });
+    f = await c.nextP1();
+    seen.push(...f.msg.tools.map((t) => t.tool_id));
+    tok = f.msg.next_page_token;
+  }
+  assert.equal(new Set(seen).size, 3);
+  c.sendP1(11, 1, { filter: P.TOOLDISC_FILTER });
+  f = await c.nextP1();
+  assert.deepEqual(f.msg.tools.map((t) => t.tool_id), [P.TOOLDISC_TOOL_ID]);
+  c.sendP1(11, 3, { tool_id: P.TOOLDISC_TOOL_ID, version: P.TOOLDISC_TOOL_VERSION });
+  f = await c.nextP1();
+  assert.equal(f.msg.tool.schema_ref, P.TOOLDISC_TOOL_SCHEMA_REF);
+  c.sendP1(11, 3, { tool_id: P.TOOLDISC_MISSING_TOOL_ID });
+  assert.equal((await c.nextP1()).msg.code, P.TOOLDISC_NOT_FOUND_CODE);
+  for (const ref of ['schema.json', 'my schema:x', 'https://a b', 'sha384:' + 'a'.repeat(64), 'sha256:not-hex']) {
+    c.sendP1(11, 4, { tool: { tool_id: 't', name: 'n', version: '1', schema_ref: ref } });
+    assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD', ref);
+  }
+  c.sendP1(11, 4, { tool: { tool_id: 't', name: 'n', version: '1', schema_ref: 'urn:x:t' } });
+  assert.equal(await c.next(300), null); // a valid descriptor is taken silently
+  c.destroy();
+});
+
+test('SWP-CRED: presentation, chain bound and expiry, unknown chain, revocation', async () => {
+  const c = await client();
+  const chain = `test-${Date.now()}`;
+  const now = Date.now();
+  c.sendP1(15, 1, { cred_type: P.CRED_TYPE, credential: P.CRED_CREDENTIAL, chain_id: chain });
+  c.sendP1(15, 1, { cred_type: P.CRED_UNSUPPORTED_TYPE, credential: P.CRED_CREDENTIAL });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_SECURITY_POLICY');
+  c.sendP1(15, 1, { cred_type: P.CRED_TYPE, credential: P.CRED_INVALID_CREDENTIAL });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_SECURITY_POLICY');
+  c.sendP1(15, 1, { credential: P.CRED_CREDENTIAL });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(15, 2, { chain_id: chain, delegation: 'd', expires_at_unix_ms: now - 1000 });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_SECURITY_POLICY');
+  c.sendP1(15, 2, { chain_id: chain, delegation: 'd', expires_at_unix_ms: now + P.CRED_MAX_TTL_MS + 60_000 });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_SECURITY_POLICY');
+  for (let i = 0; i < P.CRED_MAX_CHAIN_LENGTH; i++) c.sendP1(15, 2, { chain_id: chain, delegation: 'd', expires_at_unix_ms: now + 60_000 });
+  c.sendP1(15, 2, { chain_id: chain, delegation: 'd', expires_at_unix_ms: now + 60_000 });
+  let f = await c.nextP1();
+  assert.equal(f.msg.code, 'ERR_SECURITY_POLICY');
+  assert.match(f.msg.message, /maximum/);
+  c.sendP1(15, 2, { chain_id: 'never-presented', delegation: 'd', expires_at_unix_ms: now + 60_000 });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_NOT_FOUND');
+  const other = `${chain}-b`;
+  c.sendP1(15, 1, { cred_type: P.CRED_TYPE, credential: P.CRED_CREDENTIAL, chain_id: other });
+  c.sendP1(15, 3, { chain_id: other, reason: P.CRED_REVOKE_REASON });
+  c.sendP1(15, 2, { chain_id: other, delegation: 'd', expires_at_unix_ms: now + 60_000 });
+  f = await c.nextP1();
+  assert.equal(f.msg.code, 'ERR_SECURITY_POLICY');
+  assert.match(f.msg.message, /revoked/);
+  c.destroy();
+});
+
+test('SWP-POLICYHINT: unmet MUST and unknown keys reported before the ack, first constraint wins, bad mode refused', async () => {
+  const c = await client();
+  c.sendP1(16, 1, { constraints: [{ key: 'fj.region', value: 'us-east-2', mode: 'MUST', scope_ref: 'tenant:alpha' }, { key: 'zz', value: '1', mode: 'MUST' }] });
+  let f = await c.nextP1();
+  assert.equal(f.env.msg_type, 3);
+  assert.deepEqual([f.msg.key, f.msg.scope_ref, f.msg.reason_code], ['fj.region', 'tenant:alpha', 'fj.unmet']);
+  f = await c.nextP1();
+  assert.deepEqual([f.msg.key, f.msg.scope_ref, f.msg.reason_code], ['zz', 'fj:connection', 'fj.unknown-key']);
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 2);
+  c.sendP1(16, 1, { constraints: [{ key: 'fj.region', value: 'eu-west-1', mode: 'MUST' }, { key: 'fj.region', value: 'us-east-2', mode: 'MUST' }] });
+  assert.equal((await c.nextP1()).env.msg_type, 2); // the met one came first and wins
+  c.sendP1(16, 1, { constraints: [{ key: 'fj.region', value: 'us-east-2', mode: 'SHOULD' }] });
+  assert.equal((await c.nextP1()).env.msg_type, 2); // advice is not a violation
+  c.sendP1(16, 1, { constraints: [{ key: 'fj.region', value: 'eu-west-1', mode: 'MUSTNT' }] });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(16, 3, { key: 'k', scope_ref: '', reason_code: 'r' });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.destroy();
+});
+
+test('SWP-RELAY: loop delivery retried until acked, dedupe, dead letter, gate, missing delivery_id', async () => {
+  const c = await client();
+  const tag = `${Date.now()}`;
+  c.sendP1(19, 1, { delivery_id: `a-${tag}`, topic: 'fj.loop', payload: 'x' });
+  let f = await c.nextP1();
+  assert.equal(f.env.msg_type, 1);
+  assert.equal(f.msg.delivery_id.toString(), `a-${tag}`);
+  f = await c.nextP1(); // the retry, 500 ms later
+  assert.equal(f.env.msg_type, 1);
+  c.sendP1(19, 2, { delivery_id: `a-${tag}` });
+  assert.equal(await c.next(900), null);
+  c.sendP1(19, 1, { delivery_id: `a-${tag}`, topic: 'fj.loop', payload: 'x' });
+  assert.equal(await c.next(400), null); // a duplicate
+  c.sendP1(19, 1, { delivery_id: `b-${tag}`, topic: 'fj.loop', payload: 'y' });
+  for (let i = 0; i < 3; i++) assert.equal((await c.nextP1()).env.msg_type, 1);
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 3);
+  assert.equal(f.msg.retryable, false);
+  assert.equal(f.msg.reason_code, 'fj.retries-exhausted');
+  c.sendP1(19, 1, { delivery_id: `c-${tag}`, topic: 'fj.restricted', payload: 'z' });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_SECURITY_POLICY');
+  c.sendP1(19, 1, { topic: 'fj.loop', payload: 'z' });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.destroy();
+});

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Command line of the foreign-js SWP endpoint.
-//   swp-fj serve [--listen 127.0.0.1:PORT] [--port-file FILE] [--p1-form wrapper|message]
+//   swp-fj serve [--listen [tcp://|tls://]127.0.0.1:PORT] [--cert F --key F --client-ca F] [--port-file FILE] [--p1-form wrapper|message]
 //                [--no-freshness] [--verbose]
 //   swp-fj params     print the manifest params the built-in catalog implies (JSON)
 
@@ -28,6 +28,8 @@ async function main(argv) {
   let p1Form = 'wrapper';
   let freshness = true;
   let verbose = false;
+  let scheme = 'tcp';
+  const tlsFiles = {};
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
     const val = () => (i + 1 < rest.length ? rest[++i] : usage(`${a} needs a value`));
@@ -36,24 +38,32 @@ async function main(argv) {
     else if (a === '--p1-form') p1Form = val();
     else if (a === '--no-freshness') freshness = false;
     else if (a === '--verbose') verbose = true;
+    else if (a === '--cert') tlsFiles.cert = val();
+    else if (a === '--key') tlsFiles.key = val();
+    else if (a === '--client-ca') tlsFiles.clientCa = val();
     else usage(`unknown option ${a}`);
   }
   if (!['wrapper', 'message'].includes(p1Form)) usage('--p1-form is wrapper or message');
+  const sm = /^(tcp|tls):\/\/(.*)$/.exec(listenAt);
+  if (sm) [scheme, listenAt] = [sm[1], sm[2]];
   const m = /^(\[[^\]]+\]|[^:]+):([0-9]{1,5})$/.exec(listenAt);
-  if (!m) usage('--listen takes HOST:PORT');
+  if (!m) usage('--listen takes [tcp://|tls://]HOST:PORT');
   const host = m[1].replace(/^\[|\]$/g, '');
-  // core-spec §3.4 / security-bindings §2: no frames on a non-loopback interface without an
-  // authenticated confidential channel, which this endpoint does not implement.
-  if (!LOOPBACK.has(host)) usage(`refusing to listen on ${host}: plaintext SWP is for loopback only (no S1 binding here)`);
+  const tlsOn = scheme === 'tls';
+  if (tlsOn && !(tlsFiles.cert && tlsFiles.key && tlsFiles.clientCa)) usage('tls:// needs --cert, --key and --client-ca');
+  if (!tlsOn && Object.keys(tlsFiles).length) usage('--cert, --key and --client-ca need tls://');
+  // core-spec §3.4 / security-bindings §2: no frames on a non-loopback interface unless an
+  // authenticated confidential channel binding (S1: mTLS here) is active.
+  if (!tlsOn && !LOOPBACK.has(host)) usage(`refusing plaintext on ${host}: use tls:// off loopback`);
   const log = verbose ? (s) => process.stderr.write(`swp-fj: ${s}\n`) : () => {};
-  const server = await listen({ host, port: Number(m[2]), p1Form, freshness, log });
+  const server = await listen({ host, port: Number(m[2]), p1Form, freshness, log, tls: tlsOn ? tlsFiles : undefined });
   const { port } = server.address();
   if (portFile) {
     // Written after the socket listens, atomically, so a reader never sees a partial number.
     writeFileSync(`${portFile}.tmp`, `${port}\n`);
     renameSync(`${portFile}.tmp`, portFile);
   }
-  process.stderr.write(`swp-fj: listening on ${host}:${port}\n`);
+  process.stderr.write(`swp-fj: listening on ${scheme}://${host}:${port}\n`);
   const stop = () => server.close(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

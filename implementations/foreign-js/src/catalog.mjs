@@ -77,11 +77,18 @@ export const CRED_POLICY = {
   maxChainLength: 4,
   maxTtlMs: 3_600_000,
 };
-/** A credential of type fj.hmac-token/1: `fjt1.<subject>.<first 32 hex of HMAC-SHA256>`. */
+/**
+ * A credential of type fj.hmac-token/1 for `subject` (an identity):
+ * `fjt1.<base64url of the subject>.<first 32 hex digits of HMAC-SHA256(issuer key, subject)>`.
+ */
 export function issueCredential(subject) {
   const mac = createHmac('sha256', CRED_POLICY.issuerKey).update(subject).digest('hex').slice(0, 32);
-  return `fjt1.${subject}.${mac}`;
+  return `fjt1.${Buffer.from(subject).toString('base64url')}.${mac}`;
 }
+
+/** The harness's client identities as this endpoint names them (subject DN form). */
+export const HARNESS_IDENTITY = 'CN=harness-client';
+export const HARNESS_SECOND_IDENTITY = 'CN=harness-client-2';
 
 // ---- SWP-POLICYHINT ---------------------------------------------------------------------
 /** Known keys and whether this endpoint can satisfy a value of them. */
@@ -133,8 +140,10 @@ export function manifestParams() {
     TOOLDISC_FILTER: `id=${t.tool_id}`,
     TOOLDISC_CONTENT_HASH_FORMS: 1,
     CRED_TYPE: CRED_POLICY.type,
-    CRED_CREDENTIAL: issueCredential('harness'),
-    CRED_INVALID_CREDENTIAL: 'fjt1.harness.00000000000000000000000000000000',
+    CRED_CREDENTIAL: issueCredential(HARNESS_IDENTITY),
+    CRED_SECOND_CREDENTIAL: issueCredential(HARNESS_SECOND_IDENTITY),
+    CRED_OTHER_CREDENTIAL: issueCredential('CN=someone-else'),
+    CRED_INVALID_CREDENTIAL: `fjt1.${Buffer.from(HARNESS_IDENTITY).toString('base64url')}.00000000000000000000000000000000`,
     CRED_UNSUPPORTED_TYPE: 'x509-der',
     CRED_MAX_CHAIN_LENGTH: CRED_POLICY.maxChainLength,
     CRED_MAX_TTL_MS: CRED_POLICY.maxTtlMs,

@@ -4,6 +4,8 @@
 // profile's own *_ERR message (README "How rejects are signalled").
 
 import net from 'node:net';
+import tls from 'node:tls';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LIMITS, FrameReader, decodeEnvelope, encodeFrame } from './e1.mjs';
 import { ERR, ProfileReject, SwpError } from './errors.mjs';
@@ -18,6 +20,8 @@ import * as relay from './profiles/relay.mjs';
 /** Private-use profile (profile-registry §2: 4096 and above) carrying core error reports. */
 export const CORE_ERROR_PROFILE = 4096;
 export const CORE_ERROR_MSG_TYPE = 1;
+/** Private-use diagnostics profile: JSON requests (msg_type 1) and answers (msg_type 2). */
+export const DIAG_PROFILE = 4097;
 
 const HANDLERS = { 10: agdisc, 11: tooldisc, 15: cred, 16: policyhint, 19: relay };
 
@@ -36,8 +40,9 @@ export function createShared() {
 }
 
 class Connection {
-  constructor(socket, opts, shared) {
+  constructor(socket, opts, shared, identity = null) {
     this.socket = socket;
+    this.identity = identity;
     this.opts = opts;
     this.shared = shared;
     this.reader = new FrameReader(opts.limits);
@@ -119,11 +124,25 @@ class Connection {
         return this.coreError(new SwpError(ERR.INVALID_ENVELOPE, `ts_unix_ms outside the ${this.opts.maxClockSkewMs} ms freshness window`), env.msg_id);
       }
     }
+    if (env.profile_id === DIAG_PROFILE) return this.diag(env);
     const profile = PROFILES[env.profile_id];
     if (!profile) {
       return this.coreError(new SwpError(ERR.UNKNOWN_PROFILE, `profile ${env.profile_id} is not served here`), env.msg_id);
     }
     this.dispatch(profile, env);
+  }
+
+  /** The diagnostics profile: `{"op":"whoami"}` names the peer identity the channel surfaced. */
+  diag(env) {
+    if (env.msg_type !== 1) return this.coreError(new SwpError(ERR.UNSUPPORTED_MSG_TYPE, `diagnostics has no msg_type ${env.msg_type}`), env.msg_id);
+    let req;
+    try {
+      req = JSON.parse(env.payload.toString('utf8'));
+    } catch {
+      return this.coreError(new SwpError(ERR.INVALID_PROFILE_PAYLOAD, 'diagnostics requests are JSON'), env.msg_id);
+    }
+    const answer = req && req.op === 'whoami' ? { result: { identity: this.identity } } : { error: { code: 'unknown-op', message: 'ops: whoami' } };
+    this.write({ profile_id: DIAG_PROFILE, msg_type: 2, msg_id: env.msg_id, payload: Buffer.from(JSON.stringify(answer)) });
   }
 
   dispatch(profile, env) {
@@ -154,6 +173,7 @@ class Connection {
     const conn = this;
     return {
       env,
+      identity: this.identity,
       shared: this.shared,
       conn: this.state,
       opts: this.opts,
@@ -173,14 +193,54 @@ class Connection {
   }
 }
 
-/** Starts listening; resolves to the net.Server once bound. */
-export function listen({ host = '127.0.0.1', port = 0, ...rest } = {}) {
+/**
+ * The identity a client certificate names, in this endpoint's form: its subject DN written as
+ * `K=V` pairs joined by `,` (README "S1"). null when the certificate has no subject.
+ */
+export function certIdentity(cert) {
+  const subj = cert && cert.subject;
+  if (!subj || Object.keys(subj).length === 0) return null;
+  return Object.entries(subj)
+    .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((one) => `${k}=${one}`))
+    .join(',');
+}
+
+/**
+ * Starts listening; resolves to the server once bound. With `tls: {cert, key, clientCa}` (file
+ * paths) it speaks S1: TLS 1.3 only, a client certificate from that CA required.
+ */
+export function listen({ host = '127.0.0.1', port = 0, tls: tlsFiles, ...rest } = {}) {
   const opts = { ...DEFAULT_OPTIONS, ...rest };
   const shared = createShared();
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-    socket.setNoDelay(true);
-    new Connection(socket, opts, shared);
-  });
+  let server;
+  if (tlsFiles) {
+    server = tls.createServer(
+      {
+        cert: readFileSync(tlsFiles.cert),
+        key: readFileSync(tlsFiles.key),
+        ca: readFileSync(tlsFiles.clientCa),
+        requestCert: true,
+        rejectUnauthorized: true,
+        minVersion: 'TLSv1.3',
+        allowHalfOpen: true,
+      },
+      (socket) => {
+        const identity = certIdentity(socket.getPeerCertificate());
+        if (!socket.authorized || !identity) {
+          socket.destroy();
+          return;
+        }
+        socket.setNoDelay(true);
+        new Connection(socket, opts, shared, identity);
+      },
+    );
+    server.on('tlsClientError', (e) => opts.log(`TLS handshake refused: ${e.message}`));
+  } else {
+    server = net.createServer({ allowHalfOpen: true }, (socket) => {
+      socket.setNoDelay(true);
+      new Connection(socket, opts, shared);
+    });
+  }
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));

@@ -17,13 +17,17 @@ export function createShared() {
 const policy = (msg) => new ProfileReject(ERR.SECURITY_POLICY, msg);
 const invalid = (msg) => new ProfileReject(ERR.INVALID_PROFILE_PAYLOAD, msg);
 
-/** Whether `octets` is a credential of fj.hmac-token/1 that the issuer key signed. */
-export function credentialValid(octets) {
+/**
+ * The subject of `octets` when they are a credential of fj.hmac-token/1 that the issuer key
+ * signed, else null.
+ */
+export function credentialSubject(octets) {
   const text = octets.toString('utf8');
-  const m = /^fjt1\.([A-Za-z0-9._-]{1,64})\.([0-9a-f]{32})$/.exec(text);
-  if (!m) return false;
-  const want = Buffer.from(issueCredential(m[1]));
-  return want.length === octets.length && timingSafeEqual(want, octets);
+  const m = /^fjt1\.([A-Za-z0-9_-]{1,344})\.([0-9a-f]{32})$/.exec(text);
+  if (!m) return null;
+  const subject = Buffer.from(m[1], 'base64url').toString('utf8');
+  const want = Buffer.from(issueCredential(subject));
+  return want.length === octets.length && timingSafeEqual(want, octets) ? subject : null;
 }
 
 export function handle(ctx, msgType, m) {
@@ -34,18 +38,24 @@ export function handle(ctx, msgType, m) {
       if (!m.cred_type) throw invalid('CRED_PRESENT without cred_type (credentials are tagged, §4)');
       if (m.credential.length === 0) throw invalid('CRED_PRESENT without credential octets');
       if (m.cred_type !== CRED_POLICY.type) throw policy(`cred_type ${m.cred_type} is not supported by policy`);
-      if (!credentialValid(m.credential)) throw policy('the credential is not valid for its type');
+      const subject = credentialSubject(m.credential);
+      if (subject === null) throw policy('the credential is not valid for its type');
+      // Binding-aware (§4): on an authenticated channel a credential is taken only from the
+      // identity it was issued to. A plaintext loopback channel surfaces no identity, and
+      // there credentials are bearer tokens.
+      if (ctx.identity !== null && subject !== ctx.identity) throw policy('the credential is bound to another identity than this channel\'s');
       if (m.chain_id.length === 0) return; // a presentation without a chain: checked, nothing opened
       const key = m.chain_id.toString('hex');
       const chain = chains.get(key);
       if (chain) {
+        if (chain.owner !== ctx.identity) throw policy('the chain_id is held by another identity');
         if (chain.revoked) throw policy('the chain was revoked');
         // The same root presented again: an idempotent no-op; another root is a collision.
         if (!chain.root.equals(m.credential)) throw policy('the chain_id belongs to another credential');
         return;
       }
       if (chains.size >= MAX_CHAINS) throw policy('too many open chains');
-      chains.set(key, { root: Buffer.from(m.credential), entries: [], revoked: false });
+      chains.set(key, { owner: ctx.identity, root: Buffer.from(m.credential), entries: [], revoked: false });
       return;
     }
     case DELEGATE: {
@@ -54,6 +64,7 @@ export function handle(ctx, msgType, m) {
       if (m.expires_at_unix_ms === 0n) throw invalid('CRED_DELEGATE without an expiry (entries carry a bounded expiry, §4)');
       const chain = chains.get(m.chain_id.toString('hex'));
       if (!chain) throw new ProfileReject(ERR.NOT_FOUND, 'no chain was presented under this chain_id');
+      if (chain.owner !== ctx.identity) throw policy('the chain belongs to another identity');
       if (chain.revoked) throw policy('the chain was revoked');
       const exp = m.expires_at_unix_ms;
       if (exp <= BigInt(now)) throw policy('the delegation entry has already expired');
@@ -67,6 +78,7 @@ export function handle(ctx, msgType, m) {
       if (m.chain_id.length === 0) throw invalid('CRED_REVOKE without chain_id');
       const chain = chains.get(m.chain_id.toString('hex'));
       if (!chain) throw new ProfileReject(ERR.NOT_FOUND, 'no chain was presented under this chain_id');
+      if (chain.owner !== ctx.identity) throw policy('the chain belongs to another identity');
       chain.revoked = true;
       return;
     }

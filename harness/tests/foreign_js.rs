@@ -1,0 +1,118 @@
+//! The whole catalog against foreign-js, the third SWP endpoint, written in JavaScript for
+//! Node.js from the spec text alone (implementations/foreign-js/), compared with its
+//! committed expected verdicts: a vector only our reference can pass shows up here as a
+//! change. Every non-pass in the file is explained: a vector out of scope by one of its
+//! declared choices, one the harness cannot build for the profiles it serves
+//! (implementations/foreign-js/HARNESS-FINDINGS.md), or a documented deviation. Its own
+//! `node --test` suite runs first. `SWP_UPDATE_REPORTS=1` rewrites the file (keeping the
+//! explanations) and then fails.
+
+mod common;
+use common::expected::{compare_expected, read_expected, rebuild_expected, ExpectedResult};
+use common::{catalog, explain, root};
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use swp_conform::method::{self, Setup};
+use swp_conform::report::result::{NaCause, VectorResult, Verdict};
+use swp_conform::sut::Sut;
+
+const MANIFEST: &str = "implementations/manifests/foreign-js.yaml";
+const EXPECTED: &str = "implementations/foreign-js/expected-verdicts.json";
+
+/// The explanation a verdict gets by default when the file is rebuilt; a failure (or an
+/// inconclusive result) gets none and must be explained by hand.
+fn default_why(r: &VectorResult) -> Option<String> {
+    match r.verdict {
+        Verdict::NotApplicable => Some(match r.na_cause {
+            Some(NaCause::SutChoice) => {
+                "out of scope by a choice foreign-js declares in its manifest (see observed)".into()
+            }
+            _ => "not testable on this SUT with this manifest (see observed)".into(),
+        }),
+        _ => None,
+    }
+}
+
+fn node() -> String {
+    std::env::var("NODE").unwrap_or_else(|_| "node".into())
+}
+
+#[test]
+fn foreign_js_self_tests_pass() {
+    let dir = root().join("implementations/foreign-js");
+    let mut tests: Vec<String> = std::fs::read_dir(dir.join("test"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".test.mjs"))
+        .map(|n| format!("test/{n}"))
+        .collect();
+    tests.sort();
+    assert!(tests.len() >= 2, "foreign-js has no node tests: {tests:?}");
+    let o = Command::new(node())
+        .arg("--test")
+        .args(&tests)
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {} (foreign-js needs Node.js 20+): {e}", node()));
+    assert!(
+        o.status.success(),
+        "foreign-js's node tests failed ({}):\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_catalog_on_foreign_js_matches_its_expected_verdicts() {
+    let cat = catalog();
+    let sut = Sut::load(&root().join(MANIFEST)).unwrap_or_else(|e| panic!("{e}"));
+    let work = root().join("target/foreign-js-test");
+    std::fs::create_dir_all(&work).unwrap();
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let path = root().join(EXPECTED);
+    let previous = read_expected(&path).unwrap_or_default();
+    if common::update_switch("SWP_UPDATE_REPORTS") {
+        let rebuilt = rebuild_expected(&rs, &previous, default_why);
+        let text = serde_json::to_string_pretty(&rebuilt).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        common::rewrote(1, "SWP_UPDATE_REPORTS");
+    }
+    let want = read_expected(&path).unwrap_or_else(|e| panic!("{e}"));
+    let diff = compare_expected(&rs, &want);
+    assert!(
+        diff.is_empty(),
+        "{EXPECTED}: results changed (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
+        diff.join("\n"),
+        explain(&rs)
+    );
+    // No failure that is not a documented deviation, and the five federation profiles
+    // really executed: every session vector of their namespaces that applies ran.
+    let documented: BTreeMap<&str, &ExpectedResult> = want
+        .iter()
+        .filter(|(_, e)| e.rule.contains("deviation"))
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    for r in rs.iter().filter(|r| r.verdict.is_failure()) {
+        assert!(
+            documented.contains_key(r.vector_id.as_str()),
+            "{} fails on foreign-js without a documented deviation",
+            r.vector_id
+        );
+    }
+    for ns in ["agdisc", "tooldisc", "cred", "policyhint", "relay"] {
+        let passed = rs
+            .iter()
+            .filter(|r| r.vector_id.starts_with(ns) && r.verdict == Verdict::Pass)
+            .count();
+        assert!(passed >= 5, "only {passed} {ns} vectors passed on foreign-js");
+    }
+    let executed = rs
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotApplicable)
+        .count();
+    assert!(executed >= 80, "only {executed} vectors executed on foreign-js");
+}

@@ -108,11 +108,17 @@ fn the_catalog_on_foreign_js_matches_its_expected_verdicts() {
             .iter()
             .filter(|r| r.vector_id.starts_with(ns) && r.verdict == Verdict::Pass)
             .count();
-        assert!(passed >= 5, "only {passed} {ns} vectors passed on foreign-js");
+        assert!(
+            passed >= 5,
+            "only {passed} {ns} vectors passed on foreign-js"
+        );
     }
     let executed = rs
         .iter()
         .filter(|r| r.verdict != Verdict::NotApplicable)
         .count();
-    assert!(executed >= 80, "only {executed} vectors executed on foreign-js");
+    assert!(
+        executed >= 80,
+        "only {executed} vectors executed on foreign-js"
+    );
 }

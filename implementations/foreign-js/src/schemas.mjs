@@ -63,6 +63,18 @@ export const POLICYHINT = {
   errType: 4,
 };
 
+export const OBS = {
+  id: 18,
+  name: 'obs',
+  messages: {
+    1: ['set', msg({ 1: s('traceparent'), 2: s('tracestate'), 3: b('msg_id'), 4: b('task_id'), 5: b('rpc_id') })],
+    2: ['get', msg({ 1: bool('include_current') })],
+    3: ['doc', msg({ 1: s('traceparent'), 2: s('tracestate'), 3: b('msg_id'), 4: b('task_id'), 5: b('rpc_id') })],
+    4: ['err', msg({ 1: s('code'), 2: s('message') })],
+  },
+  errType: 4,
+};
+
 export const RELAY = {
   id: 19,
   name: 'relay',
@@ -110,4 +122,4 @@ export function encodePayload(profile, msgType, obj, form = 'wrapper') {
   return encode(wrapperSchema(profile), { [name]: obj });
 }
 
-export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 15: CRED, 16: POLICYHINT, 19: RELAY };
+export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 15: CRED, 16: POLICYHINT, 18: OBS, 19: RELAY };

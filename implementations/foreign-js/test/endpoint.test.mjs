@@ -195,3 +195,25 @@ test('SWP-RELAY: loop delivery retried until acked, dedupe, dead letter, gate, m
   assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
   c.destroy();
 });
+
+test('SWP-OBS: traceparent validated, context and tracestate returned exactly, a refused set changes nothing', async () => {
+  const c = await client();
+  const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  c.sendP1(18, 2, { include_current: true });
+  assert.equal((await c.nextP1()).msg.code, 'fj.no-context');
+  for (const bad of [tp.toUpperCase(), 'ff' + tp.slice(2), tp + '-x', tp.slice(0, 53), '00-' + '0'.repeat(32) + tp.slice(35)]) {
+    c.sendP1(18, 1, { traceparent: bad });
+    assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD', bad);
+  }
+  c.sendP1(18, 1, { traceparent: 'cc' + tp.slice(2) + '-what-follows' });
+  c.sendP1(18, 1, { traceparent: tp, tracestate: 'rojo=1, congo=t61 ,x@y=z', task_id: Buffer.from([0, 255]) });
+  c.sendP1(18, 1, { traceparent: tp.slice(0, 54) }); // refused: the context stays
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(18, 2, { include_current: true });
+  const f = await c.nextP1();
+  assert.equal(f.env.msg_type, 3);
+  assert.equal(f.msg.traceparent, tp);
+  assert.equal(f.msg.tracestate, 'rojo=1, congo=t61 ,x@y=z');
+  assert.deepEqual(f.msg.task_id, Buffer.from([0, 255]));
+  c.destroy();
+});

@@ -63,6 +63,15 @@ M += [
  ('policy-unknown-mode-taken','src/profiles/policyhint.mjs',"    if (!MODES.has(c.mode)) throw","    if (false) throw",'policyhint'),
 ]
 
+M += [
+ ('obs-tracestate-reordered','src/profiles/obs.mjs',"      ctx.conn.obs.current = context(m);","      ctx.conn.obs.current = { ...context(m), tracestate: m.tracestate.split(',').reverse().join(',') };",'obs'),
+ ('obs-tracestate-dropped','src/profiles/obs.mjs',"      ctx.conn.obs.current = context(m);","      ctx.conn.obs.current = { ...context(m), tracestate: '' };",'obs'),
+ ('obs-correlation-dropped','src/profiles/obs.mjs',"      ctx.conn.obs.current = context(m);","      ctx.conn.obs.current = { ...context(m), task_id: Buffer.alloc(0) };",'obs'),
+ ('obs-upper-case-taken','src/profiles/obs.mjs',"const HEX32 = /^[0-9a-f]{32}$/;","const HEX32 = /^[0-9a-fA-F]{32}$/;",'obs'),
+ ('obs-refused-set-overwrites','src/profiles/obs.mjs',"      if (!m.traceparent) throw","      ctx.conn.obs.current = context(m);\n      if (!m.traceparent) throw",'obs'),
+ ('obs-later-version-suffix-any','src/profiles/obs.mjs',"  return tp.length === 55 || tp[55] === '-';","  return true;",'obs'),
+]
+
 only=sys.argv[1:] 
 res={}
 for name,f,old,new,ns in M:

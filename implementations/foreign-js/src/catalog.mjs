@@ -4,6 +4,7 @@
 // `node bin/swp-fj.mjs params` prints them.
 
 import { createHash, createHmac } from 'node:crypto';
+import { stateId } from './profiles/state.mjs';
 
 const sha256hex = (b) => createHash('sha256').update(b).digest('hex');
 
@@ -150,6 +151,30 @@ export function manifestParams() {
     CRED_TTL_CAPPED: 1,
     CRED_CHAIN_EXPIRES_WITH_ENTRY: 1,
     CRED_REVOKE_REASON: 'key-compromise',
+    ...stateParams(),
+  };
+}
+
+/** The ids of the states the SWP-STATE vectors name (README "SWP-STATE"). */
+function stateParams() {
+  const t = (x) => Buffer.from(x);
+  const id = (blob, parents = [], meta = '') => stateId('put', t(blob), parents, t(meta));
+  const root = id('swp-test root');
+  const child = id('swp-test child', [root]);
+  const missing = id('swp-test missing');
+  const txt = (b) => b.toString('latin1');
+  return {
+    STATE_ROOT_ID: txt(root),
+    STATE_CHILD_ID: txt(child),
+    STATE_LEAF_ID: txt(id('swp-test leaf', [child, root])),
+    STATE_DELTA_ID: txt(stateId('delta', Buffer.from('00ff80fe7f0102c3', 'hex'), [root])),
+    STATE_DELTA_SHORT_ID: txt(stateId('delta', Buffer.from('0102', 'hex'), [root])),
+    STATE_DELTA_LONG_ID: txt(stateId('delta', t('swp-conform delta content, deliberately longer than a 32 or 64 octet state id.'), [root])),
+    STATE_MISSING_ID: txt(missing),
+    STATE_ORPHAN_ID: txt(id('swp-test orphan', [missing])),
+    STATE_META_ID: txt(id('swp-test meta', [], 'swp-conform metadata that is deliberately longer than the state id and the blob put together')),
+    STATE_WRONG_ID: txt(id('foreign-js: a state no vector stores')),
+    STATE_MALFORMED_ID: 'fjs1:short',
   };
 }
 

@@ -63,6 +63,18 @@ export const POLICYHINT = {
   errType: 4,
 };
 
+export const STATE = {
+  id: 17,
+  name: 'state',
+  messages: {
+    1: ['put', msg({ 1: b('state_id'), 2: b('blob'), 3: { name: 'parent_ids', type: 'bytes', repeated: true }, 4: b('metadata') })],
+    2: ['get', msg({ 1: b('state_id') })],
+    3: ['delta', msg({ 1: b('state_id'), 2: b('delta'), 3: { name: 'parent_ids', type: 'bytes', repeated: true } })],
+    4: ['err', msg({ 1: s('code'), 2: s('message') })],
+  },
+  errType: 4,
+};
+
 export const OBS = {
   id: 18,
   name: 'obs',
@@ -122,4 +134,4 @@ export function encodePayload(profile, msgType, obj, form = 'wrapper') {
   return encode(wrapperSchema(profile), { [name]: obj });
 }
 
-export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 15: CRED, 16: POLICYHINT, 18: OBS, 19: RELAY };
+export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 15: CRED, 16: POLICYHINT, 17: STATE, 18: OBS, 19: RELAY };

@@ -17,6 +17,7 @@ import * as cred from './profiles/cred.mjs';
 import * as policyhint from './profiles/policyhint.mjs';
 import * as relay from './profiles/relay.mjs';
 import * as obs from './profiles/obs.mjs';
+import * as state from './profiles/state.mjs';
 
 /** Private-use profile (profile-registry §2: 4096 and above) carrying core error reports. */
 export const CORE_ERROR_PROFILE = 4096;
@@ -24,7 +25,7 @@ export const CORE_ERROR_MSG_TYPE = 1;
 /** Private-use diagnostics profile: JSON requests (msg_type 1) and answers (msg_type 2). */
 export const DIAG_PROFILE = 4097;
 
-const HANDLERS = { 10: agdisc, 11: tooldisc, 15: cred, 16: policyhint, 18: obs, 19: relay };
+const HANDLERS = { 10: agdisc, 11: tooldisc, 15: cred, 16: policyhint, 17: state, 18: obs, 19: relay };
 
 export const DEFAULT_OPTIONS = Object.freeze({
   limits: DEFAULT_LIMITS,
@@ -37,7 +38,7 @@ export const DEFAULT_OPTIONS = Object.freeze({
 
 /** State shared by every connection of one process (credential chains, relay dedupe). */
 export function createShared() {
-  return { cred: cred.createShared(), relay: relay.createShared() };
+  return { cred: cred.createShared(), relay: relay.createShared(), state: state.createShared() };
 }
 
 class Connection {

@@ -217,3 +217,32 @@ test('SWP-OBS: traceparent validated, context and tracestate returned exactly, a
   assert.deepEqual(f.msg.task_id, Buffer.from([0, 255]));
   c.destroy();
 });
+
+test('SWP-STATE: content-addressed puts and deltas, parents must exist, ids must fit, missing state is ERR_NOT_FOUND', async () => {
+  const c = await client();
+  const root = Buffer.from(P.STATE_ROOT_ID);
+  c.sendP1(17, 1, { state_id: Buffer.from(P.STATE_ORPHAN_ID), blob: 'swp-test orphan', parent_ids: [Buffer.from(P.STATE_MISSING_ID)] });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(17, 1, { state_id: Buffer.from(P.STATE_WRONG_ID), blob: 'swp-test root' });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(17, 1, { state_id: root, blob: 'swp-test root' });
+  c.sendP1(17, 1, { state_id: root, blob: 'swp-test root' }); // a duplicate, taken
+  c.sendP1(17, 1, { state_id: Buffer.from(P.STATE_CHILD_ID), blob: 'swp-test child', parent_ids: [root] });
+  c.sendP1(17, 3, { state_id: Buffer.from(P.STATE_DELTA_ID), delta: Buffer.from('00ff80fe7f0102c3', 'hex'), parent_ids: [root] });
+  c.sendP1(17, 2, { state_id: Buffer.from(P.STATE_CHILD_ID) });
+  let f = await c.nextP1();
+  assert.equal(f.env.msg_type, 1);
+  assert.equal(f.msg.blob.toString(), 'swp-test child');
+  assert.deepEqual(f.msg.parent_ids, [root]);
+  c.sendP1(17, 2, { state_id: Buffer.from(P.STATE_DELTA_ID) });
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 3);
+  assert.equal(f.msg.delta.toString('hex'), '00ff80fe7f0102c3');
+  c.sendP1(17, 3, { state_id: Buffer.from(P.STATE_MALFORMED_ID), delta: Buffer.from([1, 2]), parent_ids: [root] });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(17, 2, { state_id: Buffer.from(P.STATE_MISSING_ID) });
+  f = await c.nextP1();
+  assert.equal(f.env.msg_type, 4);
+  assert.equal(f.msg.code, 'ERR_NOT_FOUND');
+  c.destroy();
+});

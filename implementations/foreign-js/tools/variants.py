@@ -72,6 +72,15 @@ M += [
  ('obs-later-version-suffix-any','src/profiles/obs.mjs',"  return tp.length === 55 || tp[55] === '-';","  return true;",'obs'),
 ]
 
+M += [
+ ('state-parents-unchecked','src/profiles/state.mjs',"    if (!store.has(k)) throw","    if (false) throw",'state'),
+ ('state-id-unchecked','src/profiles/state.mjs',"      if (!want.equals(m.state_id)) throw invalid('state_id does not match the content (blob, parents and metadata)');","",'state'),
+ ('state-metadata-dropped','src/profiles/state.mjs',"      return ctx.reply(PUT, { state_id: rec.state_id, blob: rec.blob, parent_ids: rec.parent_ids, metadata: rec.metadata });","      return ctx.reply(PUT, { state_id: rec.state_id, blob: rec.blob, parent_ids: rec.parent_ids });",'state'),
+ ('state-parents-reordered','src/profiles/state.mjs',"blob: rec.blob, parent_ids: rec.parent_ids, metadata","blob: rec.blob, parent_ids: [...rec.parent_ids].reverse(), metadata",'state'),
+ ('state-delta-as-put','src/profiles/state.mjs',"      if (rec.kind === 'delta') return ctx.reply(DELTA,","      if (rec.kind === 'delta') return ctx.reply(PUT,",'state'),
+ ('state-missing-silent','src/profiles/state.mjs',"      if (!rec) return ctx.reply(ERR_T, { code: ERR.NOT_FOUND, message: 'no such state' });","      if (!rec) return;",'state'),
+]
+
 only=sys.argv[1:] 
 res={}
 for name,f,old,new,ns in M:

@@ -63,6 +63,23 @@ export const POLICYHINT = {
   errType: 4,
 };
 
+const EventRecord = msg({
+  1: s('event_id'), 2: s('event_type'), 3: s('severity'), 4: u64('ts_unix_ms'),
+  5: b('msg_id'), 6: b('task_id'), 7: b('rpc_id'), 8: b('body'),
+});
+export const EVENTS = {
+  id: 13,
+  name: 'events',
+  messages: {
+    1: ['publish', msg({ 1: m('event', EventRecord) })],
+    2: ['subscribe', msg({ 1: s('filter') })],
+    3: ['unsubscribe', msg({ 1: s('subscription_id') })],
+    4: ['batch', msg({ 1: m('events', EventRecord, true) })],
+    5: ['err', msg({ 1: s('code'), 2: s('message') })],
+  },
+  errType: 5,
+};
+
 export const STATE = {
   id: 17,
   name: 'state',
@@ -134,4 +151,4 @@ export function encodePayload(profile, msgType, obj, form = 'wrapper') {
   return encode(wrapperSchema(profile), { [name]: obj });
 }
 
-export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 15: CRED, 16: POLICYHINT, 17: STATE, 18: OBS, 19: RELAY };
+export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 13: EVENTS, 15: CRED, 16: POLICYHINT, 17: STATE, 18: OBS, 19: RELAY };

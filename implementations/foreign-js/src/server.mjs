@@ -18,6 +18,7 @@ import * as policyhint from './profiles/policyhint.mjs';
 import * as relay from './profiles/relay.mjs';
 import * as obs from './profiles/obs.mjs';
 import * as state from './profiles/state.mjs';
+import * as events from './profiles/events.mjs';
 
 /** Private-use profile (profile-registry §2: 4096 and above) carrying core error reports. */
 export const CORE_ERROR_PROFILE = 4096;
@@ -25,7 +26,7 @@ export const CORE_ERROR_MSG_TYPE = 1;
 /** Private-use diagnostics profile: JSON requests (msg_type 1) and answers (msg_type 2). */
 export const DIAG_PROFILE = 4097;
 
-const HANDLERS = { 10: agdisc, 11: tooldisc, 15: cred, 16: policyhint, 17: state, 18: obs, 19: relay };
+const HANDLERS = { 10: agdisc, 11: tooldisc, 13: events, 15: cred, 16: policyhint, 17: state, 18: obs, 19: relay };
 
 export const DEFAULT_OPTIONS = Object.freeze({
   limits: DEFAULT_LIMITS,
@@ -50,7 +51,7 @@ class Connection {
     this.reader = new FrameReader(opts.limits);
     this.closed = false;
     this.window = [];
-    this.state = { policyhint: policyhint.createConnState(), relay: relay.createConnState(), obs: obs.createConnState() };
+    this.state = { policyhint: policyhint.createConnState(), relay: relay.createConnState(), obs: obs.createConnState(), events: events.createConnState() };
     socket.on('data', (chunk) => this.onEvents(this.reader.push(chunk)));
     socket.on('end', () => {
       this.onEvents(this.reader.end());

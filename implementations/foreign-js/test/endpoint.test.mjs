@@ -246,3 +246,36 @@ test('SWP-STATE: content-addressed puts and deltas, parents must exist, ids must
   assert.equal(f.msg.code, 'ERR_NOT_FOUND');
   c.destroy();
 });
+
+test('SWP-EVENTS: required fields, severities, id reuse per producer, echo in order, ticks, batches, refused filters', async () => {
+  const c = await client();
+  const ev = (id, body, extra = {}) => ({ event_id: id, event_type: 't', severity: 'info', ts_unix_ms: 1767225600000, task_id: 't-1', body, ...extra });
+  c.sendP1(13, 1, { event: { ...ev('a', 'x'), severity: 'loud' } });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(13, 1, { event: { ...ev('a', 'x'), task_id: '' } });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(13, 2, { filter: 'echo' });
+  c.sendP1(13, 4, { events: [ev('b1', '1', { ts_unix_ms: 3 }), ev('b2', '2', { ts_unix_ms: 1 })] });
+  for (const want of ['b1', 'b2']) {
+    const f = await c.nextP1();
+    assert.equal(f.env.msg_type, 1);
+    assert.equal(f.msg.event.event_id, want);
+  }
+  c.sendP1(13, 1, { event: ev('b1', 'other') });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(13, 1, { event: ev('b1', '1', { ts_unix_ms: 3 }) }); // the same event again: taken, not echoed twice
+  c.sendP1(13, 4, { events: [ev('c', '1'), ev('c', '2')] });
+  assert.equal((await c.nextP1()).msg.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.sendP1(13, 2, { filter: 'batch:2' });
+  let f = await c.nextP1();
+  assert.equal(f.env.msg_type, 4);
+  assert.equal(f.msg.events.length, 2);
+  c.sendP1(13, 2, { filter: 'deny:all' });
+  assert.equal((await c.nextP1()).msg.code, 'fj.subscription-refused');
+  c.sendP1(13, 3, { subscription_id: 'nope' });
+  assert.equal((await c.nextP1()).msg.code, 'fj.no-such-subscription');
+  c.sendP1(13, 3, { subscription_id: 'echo' });
+  c.sendP1(13, 1, { event: ev('d', 'quiet') });
+  assert.equal(await c.next(300), null);
+  c.destroy();
+});

@@ -81,6 +81,23 @@ M += [
  ('state-missing-silent','src/profiles/state.mjs',"      if (!rec) return ctx.reply(ERR_T, { code: ERR.NOT_FOUND, message: 'no such state' });","      if (!rec) return;",'state'),
 ]
 
+M += [
+ ('events-severity-any','src/profiles/events.mjs',"  if (!SEVERITIES.includes(e.severity)) throw","  if (false) throw",'events'),
+ ('events-correlation-optional','src/profiles/events.mjs',"  if (!e.msg_id.length && !e.task_id.length && !e.rpc_id.length) throw","  if (false) throw",'events'),
+ ('events-reuse-taken','src/profiles/events.mjs',"    if (prior !== undefined && prior !== fp) throw","    if (false) throw",'events'),
+ ('events-batch-reversed','src/profiles/events.mjs',"      if (st.subs.has('echo')) for (const e of fresh) ctx.originate(PUBLISH, { event: plain(e) });\n      return;\n    }\n    case SUBSCRIBE:","      if (st.subs.has('echo')) for (const e of [...fresh].reverse()) ctx.originate(PUBLISH, { event: plain(e) });\n      return;\n    }\n    case SUBSCRIBE:",'events'),
+ ('events-batch-partial','src/profiles/events.mjs',"    checkEvent(e, w);","    try { checkEvent(e, w); } catch (err) { if (i === 0) throw err; return; }",'events'),
+ ('events-echo-drops-rpc-id','src/profiles/events.mjs',"msg_id: e.msg_id, task_id: e.task_id, rpc_id: e.rpc_id, body: e.body });","msg_id: e.msg_id, task_id: e.task_id, body: e.body });",'events'),
+ ('events-tick-bad-severity','src/profiles/events.mjs',"event_type: 'fj.tick', severity: 'info',","event_type: 'fj.tick', severity: 'INFO',",'events'),
+ ('events-tick-no-correlation','src/profiles/events.mjs',"task_id: Buffer.from('fj-ticks'), ","",'events'),
+ ('events-ticks-one-short','src/profiles/events.mjs',"    const list = Array.from({ length: Number(m[2]) }","    const list = Array.from({ length: Number(m[2]) - 1 }",'events'),
+]
+
+M += [
+ ('events-echo-invents-rpc-id','src/profiles/events.mjs',"msg_id: e.msg_id, task_id: e.task_id, rpc_id: e.rpc_id, body: e.body });","msg_id: e.msg_id, task_id: e.task_id, rpc_id: e.rpc_id.length ? e.rpc_id : Buffer.from('invented'), body: e.body });",'events'),
+ ('obs-doc-invents-msg-id','src/profiles/obs.mjs',"      return ctx.reply(DOC, cur);","      return ctx.reply(DOC, { ...cur, msg_id: cur.msg_id.length ? cur.msg_id : Buffer.from('invented') });",'obs'),
+]
+
 only=sys.argv[1:] 
 res={}
 for name,f,old,new,ns in M:

@@ -12,7 +12,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function usage(msg) {
   if (msg) process.stderr.write(`swp-fj: ${msg}\n`);
-  process.stderr.write('usage: swp-fj serve [--listen HOST:PORT] [--port-file FILE] [--p1-form wrapper|message] [--no-freshness] [--verbose]\n       swp-fj params\n');
+  process.stderr.write('usage: swp-fj serve [--listen HOST:PORT] [--port-file FILE] [--p1-form wrapper|message] [--no-freshness] [--rpc-owner IDENTITY] [--verbose]\n       swp-fj params\n');
   process.exit(2);
 }
 
@@ -29,6 +29,7 @@ async function main(argv) {
   let freshness = true;
   let verbose = false;
   let scheme = 'tcp';
+  let rpcOwner = null;
   const tlsFiles = {};
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -41,6 +42,7 @@ async function main(argv) {
     else if (a === '--cert') tlsFiles.cert = val();
     else if (a === '--key') tlsFiles.key = val();
     else if (a === '--client-ca') tlsFiles.clientCa = val();
+    else if (a === '--rpc-owner') rpcOwner = val();
     else usage(`unknown option ${a}`);
   }
   if (!['wrapper', 'message'].includes(p1Form)) usage('--p1-form is wrapper or message');
@@ -56,7 +58,7 @@ async function main(argv) {
   // authenticated confidential channel binding (S1: mTLS here) is active.
   if (!tlsOn && !LOOPBACK.has(host)) usage(`refusing plaintext on ${host}: use tls:// off loopback`);
   const log = verbose ? (s) => process.stderr.write(`swp-fj: ${s}\n`) : () => {};
-  const server = await listen({ host, port: Number(m[2]), p1Form, freshness, log, tls: tlsOn ? tlsFiles : undefined });
+  const server = await listen({ host, port: Number(m[2]), p1Form, freshness, log, rpcOwner, tls: tlsOn ? tlsFiles : undefined });
   const { port } = server.address();
   if (portFile) {
     // Written after the socket listens, atomically, so a reader never sees a partial number.

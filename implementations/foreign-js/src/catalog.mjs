@@ -100,6 +100,22 @@ export const POLICY_KEYS = {
 export const POLICY_CODES = { unmet: 'fj.unmet', unknownKey: 'fj.unknown-key' };
 export const DEFAULT_SCOPE = 'fj:connection';
 
+// ---- SWP-RPC ----------------------------------------------------------------------------
+export const RPC_POLICY = {
+  methods: {
+    'js.foreign.echo': 'echo',
+    'js.foreign.counter': 'counter',
+    'js.foreign.fail': 'fail',
+    'js.foreign.retry': 'retry',
+    'js.foreign.stream': 'stream',
+    'js.foreign.slow': 'slow',
+    'js.foreign.gated': 'gated',
+    'js.foreign.owner': 'owner',
+  },
+  replayWindowMs: 4000,
+  cancelCode: 'cancelled',
+};
+
 // ---- SWP-RELAY --------------------------------------------------------------------------
 export const RELAY_POLICY = {
   loopTopic: 'fj.loop',
@@ -152,6 +168,21 @@ export function manifestParams() {
     CRED_CHAIN_EXPIRES_WITH_ENTRY: 1,
     CRED_REVOKE_REASON: 'key-compromise',
     ...stateParams(),
+    RPC_ECHO_METHOD: 'js.foreign.echo',
+    RPC_FAIL_METHOD: 'js.foreign.fail',
+    RPC_RETRY_METHOD: 'js.foreign.retry',
+    RPC_COUNTER_METHOD: 'js.foreign.counter',
+    RPC_STREAM_METHOD: 'js.foreign.stream',
+    RPC_STREAM_PARAMS: '3',
+    RPC_STREAM_ITEMS: 3,
+    RPC_SLOW_METHOD: 'js.foreign.slow',
+    RPC_SLOW_PARAMS: '1000',
+    RPC_CANCEL_CODE: RPC_POLICY.cancelCode,
+    RPC_GATED_METHOD: 'js.foreign.gated',
+    RPC_OWNER_METHOD: 'js.foreign.owner',
+    RPC_REPLAY_WINDOW_MS: RPC_POLICY.replayWindowMs,
+    RPC_REPLAY_WHILE_RUNNING: 1,
+    RPC_KEY_FREED_AFTER_WINDOW: 1,
   };
 }
 

@@ -63,6 +63,22 @@ export const POLICYHINT = {
   errType: 4,
 };
 
+export const RPC = {
+  id: 12,
+  name: 'rpc',
+  messages: {
+    1: ['req', msg({ 1: b('rpc_id'), 2: s('method'), 3: b('params'), 4: s('idempotency_key') })],
+    2: ['resp', msg({ 1: b('rpc_id'), 2: b('result') })],
+    3: ['err', msg({ 1: b('rpc_id'), 2: s('error_code'), 3: bool('retryable'), 4: s('error_message') })],
+    4: ['stream_item', msg({ 1: b('rpc_id'), 2: u64('seq_no'), 3: b('item'), 4: bool('is_terminal') })],
+    5: ['cancel', msg({ 1: b('rpc_id'), 2: s('reason') })],
+  },
+  errType: 3,
+  // RPC_ERR is a call's terminal outcome, not a refusal of a frame: profile rejects of SWP-RPC
+  // go out as core error frames (README "SWP-RPC").
+  rejectsAsCoreErrors: true,
+};
+
 const EventRecord = msg({
   1: s('event_id'), 2: s('event_type'), 3: s('severity'), 4: u64('ts_unix_ms'),
   5: b('msg_id'), 6: b('task_id'), 7: b('rpc_id'), 8: b('body'),
@@ -151,4 +167,4 @@ export function encodePayload(profile, msgType, obj, form = 'wrapper') {
   return encode(wrapperSchema(profile), { [name]: obj });
 }
 
-export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 13: EVENTS, 15: CRED, 16: POLICYHINT, 17: STATE, 18: OBS, 19: RELAY };
+export const PROFILES = { 10: AGDISC, 11: TOOLDISC, 12: RPC, 13: EVENTS, 15: CRED, 16: POLICYHINT, 17: STATE, 18: OBS, 19: RELAY };

@@ -19,6 +19,7 @@ import * as relay from './profiles/relay.mjs';
 import * as obs from './profiles/obs.mjs';
 import * as state from './profiles/state.mjs';
 import * as events from './profiles/events.mjs';
+import * as rpc from './profiles/rpc.mjs';
 
 /** Private-use profile (profile-registry §2: 4096 and above) carrying core error reports. */
 export const CORE_ERROR_PROFILE = 4096;
@@ -26,7 +27,7 @@ export const CORE_ERROR_MSG_TYPE = 1;
 /** Private-use diagnostics profile: JSON requests (msg_type 1) and answers (msg_type 2). */
 export const DIAG_PROFILE = 4097;
 
-const HANDLERS = { 10: agdisc, 11: tooldisc, 13: events, 15: cred, 16: policyhint, 17: state, 18: obs, 19: relay };
+const HANDLERS = { 10: agdisc, 11: tooldisc, 12: rpc, 13: events, 15: cred, 16: policyhint, 17: state, 18: obs, 19: relay };
 
 export const DEFAULT_OPTIONS = Object.freeze({
   limits: DEFAULT_LIMITS,
@@ -34,12 +35,13 @@ export const DEFAULT_OPTIONS = Object.freeze({
   freshness: true,
   maxClockSkewMs: 300_000,
   rateLimit: { frames: 200, windowMs: 1000 },
+  rpcOwner: null,
   log: () => {},
 });
 
 /** State shared by every connection of one process (credential chains, relay dedupe). */
 export function createShared() {
-  return { cred: cred.createShared(), relay: relay.createShared(), state: state.createShared() };
+  return { cred: cred.createShared(), relay: relay.createShared(), state: state.createShared(), rpc: rpc.createShared() };
 }
 
 class Connection {
@@ -51,7 +53,7 @@ class Connection {
     this.reader = new FrameReader(opts.limits);
     this.closed = false;
     this.window = [];
-    this.state = { policyhint: policyhint.createConnState(), relay: relay.createConnState(), obs: obs.createConnState(), events: events.createConnState() };
+    this.state = { policyhint: policyhint.createConnState(), relay: relay.createConnState(), obs: obs.createConnState(), events: events.createConnState(), rpc: rpc.createConnState() };
     socket.on('data', (chunk) => this.onEvents(this.reader.push(chunk)));
     socket.on('end', () => {
       this.onEvents(this.reader.end());
@@ -65,6 +67,7 @@ class Connection {
     if (this.closed) return;
     this.closed = true;
     relay.dropConnection(this.state.relay);
+    rpc.dropConnection(this.state.rpc);
   }
 
   close() {
@@ -168,7 +171,8 @@ class Connection {
         e = new ProfileReject(ERR.INVALID_PROFILE_PAYLOAD, 'internal error while handling the payload');
       }
       this.opts.log(`${profile.name} reject ${e.code}: ${e.message}`);
-      ctx.reply(profile.errType, { code: e.code, message: e.message });
+      if (profile.rejectsAsCoreErrors) this.coreError(new SwpError(e.code, e.message), env.msg_id);
+      else ctx.reply(profile.errType, { code: e.code, message: e.message });
     }
   }
 

@@ -279,3 +279,36 @@ test('SWP-EVENTS: required fields, severities, id reuse per producer, echo in or
   assert.equal(await c.next(300), null);
   c.destroy();
 });
+
+test('SWP-RPC: one terminal outcome per rpc_id, streams, cancel, idempotent replays, refusals as core error frames', async () => {
+  const c = await client();
+  const tag = `${Date.now()}`;
+  c.sendP1(12, 1, { rpc_id: `e-${tag}`, method: P.RPC_ECHO_METHOD, params: 'hi' });
+  let f = await c.nextP1();
+  assert.equal(f.env.msg_type, 2);
+  assert.equal(f.msg.result.toString(), 'hi');
+  c.sendP1(12, 1, { rpc_id: `e-${tag}`, method: P.RPC_ECHO_METHOD, params: 'again' });
+  assert.equal((await c.nextP1()).core.code, 'ERR_INVALID_PROFILE_PAYLOAD'); // the rpc_id is closed
+  c.sendP1(12, 1, { rpc_id: `s-${tag}`, method: P.RPC_STREAM_METHOD, params: '2' });
+  for (const seq of [1n, 2n]) assert.equal((await c.nextP1()).msg.seq_no, seq);
+  assert.equal((await c.nextP1()).env.msg_type, 2);
+  c.sendP1(12, 1, { rpc_id: `c-${tag}`, method: P.RPC_SLOW_METHOD, params: '800' });
+  c.sendP1(12, 5, { rpc_id: `c-${tag}` });
+  f = await c.nextP1();
+  assert.equal(f.msg.error_code, 'cancelled');
+  assert.equal(await c.next(1000), null); // nothing after the terminal outcome
+  const key = `k-${tag}`;
+  c.sendP1(12, 1, { rpc_id: `n1-${tag}`, method: P.RPC_COUNTER_METHOD, params: 'n', idempotency_key: key });
+  const first = (await c.nextP1()).msg.result.toString();
+  c.sendP1(12, 1, { rpc_id: `n2-${tag}`, method: P.RPC_COUNTER_METHOD, params: 'n', idempotency_key: key });
+  assert.equal((await c.nextP1()).msg.result.toString(), first);
+  c.sendP1(12, 1, { rpc_id: `n3-${tag}`, method: P.RPC_COUNTER_METHOD, params: 'x', idempotency_key: key });
+  assert.equal((await c.nextP1()).msg.error_code, 'idempotency_conflict');
+  c.sendP1(12, 1, { rpc_id: `g-${tag}`, method: P.RPC_GATED_METHOD });
+  assert.equal((await c.nextP1()).core.code, 'ERR_SECURITY_POLICY');
+  c.sendP1(12, 1, { rpc_id: `u-${tag}`, method: 'js.foreign.nope' });
+  assert.equal((await c.nextP1()).msg.error_code, 'unknown_method');
+  c.sendP1(12, 2, { rpc_id: `e-${tag}`, result: 'r' });
+  assert.equal((await c.nextP1()).core.code, 'ERR_INVALID_PROFILE_PAYLOAD');
+  c.destroy();
+});

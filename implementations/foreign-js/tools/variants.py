@@ -98,6 +98,16 @@ M += [
  ('obs-doc-invents-msg-id','src/profiles/obs.mjs',"      return ctx.reply(DOC, cur);","      return ctx.reply(DOC, { ...cur, msg_id: cur.msg_id.length ? cur.msg_id : Buffer.from('invented') });",'obs'),
 ]
 
+M += [
+ ('rpc-second-outcome-after-cancel','src/profiles/rpc.mjs',"      clearTimeout(call.timer);\n      return finish(ctx, call, fail(RPC_POLICY.cancelCode","      setTimeout(() => ctx.reply(RESP, { rpc_id: call.rpc_id, result: Buffer.from('late') }), 500);\n      return finish(ctx, call, fail(RPC_POLICY.cancelCode",'rpc'),
+ ('rpc-replay-reruns','src/profiles/rpc.mjs',"      if (prior.outcome) return finish(ctx, call, prior.outcome);","",'rpc'),
+ ('rpc-conflict-taken','src/profiles/rpc.mjs',"      if (prior.digest !== digest) return","      if (false) return",'rpc'),
+ ('rpc-stream-seq-repeats','src/profiles/rpc.mjs',"seq_no: i, item:","seq_no: 1, item:",'rpc'),
+ ('rpc-cancel-ignored','src/profiles/rpc.mjs',"      if (!call || !call.cancel) return;","      return;",'rpc'),
+ ('rpc-fail-retryable','src/profiles/rpc.mjs',"      return finish(ctx, call, fail('internal', false,","      return finish(ctx, call, fail('internal', true,",'rpc'),
+ ('rpc-window-never-ends','src/catalog.mjs',"  replayWindowMs: 4000,","  replayWindowMs: 4000000,",'rpc'),
+]
+
 only=sys.argv[1:] 
 res={}
 for name,f,old,new,ns in M:

@@ -178,6 +178,7 @@ fn browser_counts_match(dir: &Path, m: &Value) -> bool {
 const SWP_MATRIX: &str = "suts:
   - {label: reference-tls, manifest: reference-tls.yaml}
   - {label: foreign-py, manifest: foreign-py.yaml}
+  - {label: foreign-js, manifest: foreign-js.yaml}
 pairs:
   - {label: gateway+serve, manifest: gateway-http.yaml, intermediary: swp-ref mcp-gateway, upstream: swp-ref serve}
 ";

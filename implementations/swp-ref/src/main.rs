@@ -69,6 +69,11 @@ enum Cmd {
         /// Redact times and durations in the log (golden files).
         #[arg(long)]
         deterministic: bool,
+        /// Serve HTTP requests that carry no Mcp-Session-Id outside any session, instead of
+        /// refusing them with 400 (a session is still issued at initialize and checked
+        /// whenever a request names one).
+        #[arg(long)]
+        sessions_optional: bool,
     },
     /// Translate MCP between a client at one protocol version and a stdio server at
     /// whatever version it agrees to (docs/mcp-translation.md).
@@ -135,6 +140,7 @@ fn main() -> ExitCode {
             port_file,
             log,
             deterministic,
+            sessions_optional,
         } => {
             use swp_ref::gateway::serve::{ClientTransport, Options};
             use swp_ref::gateway::upstream::UpstreamAddr;
@@ -168,6 +174,11 @@ fn main() -> ExitCode {
                 allow_remote,
                 origins: swp_ref::gateway::origin::OriginPolicy::new(allow_origin),
                 server: server_limits.resolve(),
+                sessions: if sessions_optional {
+                    swp_ref::gateway::session::SessionMode::Optional
+                } else {
+                    swp_ref::gateway::session::SessionMode::Required
+                },
             };
             match swp_ref::gateway::serve::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,

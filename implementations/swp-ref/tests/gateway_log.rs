@@ -101,7 +101,13 @@ fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
     let port_file = dir.join("port");
     let pf = port_file.to_str().unwrap();
     let _g = gateway(
-        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        &[
+            "--listen",
+            "http://127.0.0.1:0",
+            "--port-file",
+            pf,
+            "--sessions-optional",
+        ],
         log,
         Stdio::null(),
         Stdio::null(),
@@ -230,7 +236,13 @@ fn stream_partials_reach_stdio_and_websocket_clients_before_the_response() {
     let port_file = dir.join("port");
     let pf = port_file.to_str().unwrap();
     let _g = gateway(
-        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        &[
+            "--listen",
+            "http://127.0.0.1:0",
+            "--port-file",
+            pf,
+            "--sessions-optional",
+        ],
         &log,
         Stdio::null(),
         Stdio::null(),

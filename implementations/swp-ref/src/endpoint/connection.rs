@@ -7,6 +7,7 @@ use super::agent;
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::progress::FrameProgress;
 use super::reply::{self, Oversize, Reject};
+use super::script::{self, Scripts};
 use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
@@ -46,6 +47,18 @@ pub struct Config {
     pub p1_form: swp_profiles::p1::P1Form,
     /// The SWP-* test agent's implementation-defined parameters (the RPC replay window).
     pub agent: agent::Config,
+    /// The MCP fixture set served on profile 1.
+    pub fixtures: Fixtures,
+}
+
+/// Which MCP tools, resources and prompts the endpoint serves on profile 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fixtures {
+    /// The small deterministic tool set the project's own vectors use ([`super::tools`]).
+    #[default]
+    Reference,
+    /// The official MCP conformance suite's fixtures ([`super::conformance`]).
+    Conformance,
 }
 
 impl Default for Config {
@@ -57,6 +70,7 @@ impl Default for Config {
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             p1_form: swp_profiles::p1::P1Form::Message,
             agent: agent::Config::default(),
+            fixtures: Fixtures::default(),
         }
     }
 }
@@ -173,6 +187,10 @@ pub struct Connection {
     /// Frames that arrived wait until the replies before them are written
     /// ([`OUTPUT_ALLOWANCE`]).
     paused: bool,
+    /// The conformance fixtures' per-connection state (log level, subscriptions).
+    fixture_state: super::conformance::State,
+    /// Requests answered in several steps (conformance fixtures).
+    scripts: Scripts,
 }
 
 /// Octets of replies one round of input may produce before the connection stops taking
@@ -188,6 +206,7 @@ impl Connection {
     /// A connection enforcing `config`; `identity` is the authenticated peer identity (S1
     /// identity surface), when the channel established one.
     pub fn new(config: Config, identity: Option<String>) -> Self {
+        let limits = config.limits;
         Connection {
             identity,
             receiver: Receiver::new(config.limits, config.policy),
@@ -206,6 +225,8 @@ impl Connection {
             seq: 0,
             generated_ids: 0,
             paused: false,
+            fixture_state: Default::default(),
+            scripts: Scripts::new(limits),
         }
     }
 
@@ -282,7 +303,7 @@ impl Connection {
                 self.error_frame(Reject::Core(error), msg_id, now_ms);
                 self.close();
             }
-            _ if self.pending.is_empty() && !self.swp.has_timers() => self.state = State::Closing,
+            _ if !self.has_pending() => self.state = State::Closing,
             _ => self.state = State::Draining,
         }
     }
@@ -303,7 +324,7 @@ impl Connection {
 
     /// Whether delayed responses are waiting for their deadline.
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty() || self.swp.has_timers()
+        !self.pending.is_empty() || self.swp.has_timers() || !self.scripts.is_empty()
     }
 
     /// Octets this connection holds on the peer's behalf: the input not yet taken (an
@@ -319,6 +340,7 @@ impl Connection {
         input
             .saturating_add(self.pending_bytes)
             .saturating_add(self.swp.held_bytes())
+            .saturating_add(self.scripts.held_bytes())
     }
 
     /// The edge ends the connection for a resource limit (a frame that stalled, the memory
@@ -337,10 +359,10 @@ impl Connection {
         match self.state {
             State::Open | State::Draining => {
                 let mcp = self.pending.peek().map(|p| p.deadline_ms);
-                match (mcp, self.swp.next_deadline()) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
+                [mcp, self.swp.next_deadline(), self.scripts.next_deadline()]
+                    .into_iter()
+                    .flatten()
+                    .min()
             }
             State::Closing | State::Closed => None,
         }
@@ -361,7 +383,10 @@ impl Connection {
         for out in self.swp.on_timer(now_ms) {
             self.agent_out(out, now_ms);
         }
-        if self.state == State::Draining && self.pending.is_empty() && !self.swp.has_timers() {
+        let mut outs = Vec::new();
+        self.scripts.on_timer(now_ms, &mut outs);
+        self.script_out(outs, now_ms);
+        if self.state == State::Draining && !self.has_pending() {
             self.state = State::Closing;
         }
     }
@@ -429,12 +454,23 @@ impl Connection {
             );
             return;
         }
-        match mcp::handle(
-            env.msg_type,
-            &env.payload,
-            self.identity.as_deref(),
-            &self.authz,
-        ) {
+        if env.msg_type == MSG_TYPE_RESPONSE && self.scripts.awaits(&env.msg_id) {
+            // The client's answer to a request a script sent it.
+            let mut outs = Vec::new();
+            self.scripts.on_answer(&env.msg_id, &env.payload, &mut outs);
+            self.script_out(outs, now_ms);
+            return;
+        }
+        let action = match self.fixture_action(&env) {
+            Some(a) => a,
+            None => mcp::handle(
+                env.msg_type,
+                &env.payload,
+                self.identity.as_deref(),
+                &self.authz,
+            ),
+        };
+        match action {
             Action::Reply(payload) => self.respond(env.msg_id, Bytes::from(payload), now_ms),
             Action::Delayed { ms, payload } => {
                 let size = env.msg_id.len() + payload.len();
@@ -473,8 +509,82 @@ impl Connection {
             Action::Stream { partials, terminal } => {
                 self.stream(env.msg_id, partials, terminal, now_ms)
             }
+            Action::Script(steps) => {
+                let msg_id = Bytes::copy_from_slice(&env.msg_id);
+                let request_id = match swp_profiles::mcp::parse(env.msg_type, &env.payload) {
+                    Ok(swp_profiles::mcp::McpMessage::Request { id, .. }) => id.get().to_owned(),
+                    _ => "null".to_owned(),
+                };
+                let mut outs = Vec::new();
+                match self
+                    .scripts
+                    .start(msg_id.clone(), &request_id, steps, now_ms, &mut outs)
+                {
+                    Ok(()) => {
+                        // In flight until its terminal response.
+                        let _ = self.in_flight.begin(&msg_id);
+                        self.script_out(outs, now_ms);
+                    }
+                    Err(full) => {
+                        let r = Reject::profile(ErrorCode::RateLimitExceeded, full.to_string());
+                        self.error_frame(r, Some(env.msg_id), now_ms);
+                    }
+                }
+            }
             Action::Nothing => {}
             Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
+        }
+    }
+
+    /// The conformance fixtures' answer to a request, when they serve the method and the
+    /// peer may ask for it.
+    fn fixture_action(&mut self, env: &Envelope) -> Option<Action> {
+        if self.config.fixtures != Fixtures::Conformance || env.msg_type != MSG_TYPE_REQUEST {
+            return None;
+        }
+        let Ok(swp_profiles::mcp::McpMessage::Request { id, method, params }) =
+            swp_profiles::mcp::parse(env.msg_type, &env.payload)
+        else {
+            return None;
+        };
+        if self.authz.denies(self.identity.as_deref(), &method) {
+            // The reference handler turns the refusal into its reject.
+            return None;
+        }
+        super::conformance::handle(&mut self.fixture_state, id, &method, params)
+    }
+
+    /// Writes what scripts produced: notifications and server-to-client requests under
+    /// msg_ids of the endpoint's own, terminal responses on their request's msg_id.
+    fn script_out(&mut self, outs: Vec<script::Out>, now_ms: u64) {
+        for out in outs {
+            match out {
+                script::Out::Notify(payload) => {
+                    if let Err(e) =
+                        self.originate(PROFILE_MCP, MSG_TYPE_NOTIFICATION, payload, now_ms)
+                    {
+                        self.notice(Notice::ReplyDropped(e));
+                    }
+                }
+                script::Out::Ask { msg_id, payload } => {
+                    let limits = self.config.limits;
+                    if let Err(e) = reply::put_profile_frame(
+                        &mut self.tx,
+                        &limits,
+                        PROFILE_MCP,
+                        MSG_TYPE_REQUEST,
+                        now_ms,
+                        msg_id,
+                        Bytes::from(payload),
+                    ) {
+                        self.notice(Notice::ReplyDropped(e));
+                    }
+                }
+                script::Out::Reply { msg_id, payload } => {
+                    self.in_flight.end(&msg_id);
+                    self.respond(msg_id, Bytes::from(payload), now_ms);
+                }
+            }
         }
     }
 
@@ -665,6 +775,7 @@ impl Connection {
         self.pending.clear();
         self.pending_bytes = 0;
         self.in_flight.clear();
+        self.scripts = Scripts::new(self.config.limits);
     }
 }
 

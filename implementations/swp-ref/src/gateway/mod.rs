@@ -9,10 +9,14 @@ pub mod http;
 pub mod log;
 pub mod origin;
 pub mod pipeline;
+pub mod route;
 pub mod schemas;
 pub mod serve;
+pub mod session;
+pub mod streamable;
 pub mod upstream;
 pub mod ws;
+pub mod wsconn;
 
 pub use canonical::{Canonical, GatewayError, UnknownCanonical};
 pub use pipeline::{Ingress, Pipeline};

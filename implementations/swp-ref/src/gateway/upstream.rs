@@ -2,11 +2,14 @@
 //! endpoint) carrying profile-1 frames. Requests get fresh msg_ids from the profile's
 //! correlator; one task writes frames and matches responses back to their waiters.
 
+use super::route::{Delivery, Owner, Route, Sink, Table};
 use bytes::BytesMut;
 use std::process::Stdio;
 use swp_core::frame::FrameDecoder;
 use swp_core::{e1, Envelope, Limits};
-use swp_profiles::mcp::{Correlator, MSG_TYPE_NOTIFICATION, MSG_TYPE_RESPONSE, PROFILE_ID};
+use swp_profiles::mcp::{
+    Correlator, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE, PROFILE_ID,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -47,23 +50,18 @@ struct Job {
     msg_type: u64,
     payload: Vec<u8>,
     reply: Option<oneshot::Sender<Answer>>,
+    /// A response to an upstream request goes on that request's msg_id.
+    on: Option<Vec<u8>>,
 }
 
 /// The JSON-RPC ids in flight upstream, each owned by one client request, with the sink its
-/// stream partials go to. All clients share one upstream link, and the upstream correlates
-/// partials by the request id alone (`progressToken`), so two clients' requests with the
-/// same id must never be in flight at once: a second one waits for the first to finish
-/// (issue 19, D3). Ids are kept unchanged on the way through (mcp-mapping §5).
-pub type Routes = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Route>>>;
-
-/// One id in flight.
-#[derive(Debug)]
-pub struct Route {
-    /// Where its partials go (`None`: the client has no way to receive them, e.g. HTTP).
-    sink: Option<mpsc::UnboundedSender<Vec<u8>>>,
-    /// Woken when the id is free again.
-    freed: std::sync::Arc<tokio::sync::Notify>,
-}
+/// server messages go to (stream partials, logs, server-to-client requests), and the
+/// server-to-client requests waiting for their answers ([`super::route`]). All clients
+/// share one upstream link, and the upstream correlates partials by the request id alone
+/// (`progressToken`, the related-request `_meta`), so two clients' requests with the same
+/// id must never be in flight at once: a second one waits for the first to finish (issue
+/// 19, D3). Ids are kept unchanged on the way through (mcp-mapping §5).
+pub type Routes = std::sync::Arc<std::sync::Mutex<Table>>;
 
 /// Ownership of one JSON-RPC id upstream; the id is free again when this is dropped.
 #[derive(Debug)]
@@ -76,10 +74,11 @@ pub struct IdClaim {
 impl Drop for IdClaim {
     fn drop(&mut self) {
         let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        if r.get(&self.id)
+        if r.ids
+            .get(&self.id)
             .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &self.freed))
         {
-            r.remove(&self.id);
+            r.ids.remove(&self.id);
         }
         drop(r);
         self.freed.notify_waiters();
@@ -129,19 +128,27 @@ impl Upstream {
         Ok(Upstream { jobs: tx, routes })
     }
 
-    /// Takes ownership of the JSON-RPC id `id` upstream, waiting while another request with
-    /// that id is in flight; until the claim is dropped, upstream notifications whose
-    /// progressToken is `id` go to `sink` (and nowhere when `sink` is `None`).
-    pub async fn claim(&self, id: &str, sink: Option<mpsc::UnboundedSender<Vec<u8>>>) -> IdClaim {
+    /// Takes ownership of the JSON-RPC id `id` (raw JSON) upstream, waiting while another
+    /// request with that id is in flight; until the claim is dropped, upstream messages
+    /// that belong to the request go to `sink` (and nowhere when `sink` is `None`).
+    pub async fn claim(
+        &self,
+        id: &str,
+        owner: Owner,
+        token: Option<String>,
+        sink: Option<Sink>,
+    ) -> IdClaim {
         use std::collections::hash_map::Entry;
         loop {
             let busy = {
                 let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-                match r.entry(id.to_owned()) {
+                match r.ids.entry(id.to_owned()) {
                     Entry::Vacant(v) => {
                         let freed = std::sync::Arc::new(tokio::sync::Notify::new());
                         v.insert(Route {
                             sink,
+                            owner,
+                            token,
                             freed: freed.clone(),
                         });
                         return IdClaim {
@@ -161,6 +168,7 @@ impl Upstream {
                 .routes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
+                .ids
                 .get(id)
                 .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &busy));
             if still {
@@ -177,6 +185,7 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: Some(tx),
+                on: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)?;
@@ -190,9 +199,74 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: None,
+                on: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)
+    }
+
+    /// A client answered a server-to-client request (raw JSON `id`): its response goes
+    /// upstream on the msg_id the request came with.
+    pub async fn answer(
+        &self,
+        owner: Owner,
+        id: &str,
+        payload: Vec<u8>,
+    ) -> Result<(), super::route::AnswerError> {
+        let msg_id = self
+            .routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .answer(owner, id)?;
+        let _ = self.respond(msg_id, payload).await;
+        Ok(())
+    }
+
+    async fn respond(&self, msg_id: Vec<u8>, payload: Vec<u8>) -> Result<(), UpstreamError> {
+        self.jobs
+            .send(Job {
+                msg_type: MSG_TYPE_RESPONSE,
+                payload,
+                reply: None,
+                on: Some(msg_id),
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)
+    }
+
+    /// Opens a client's own stream for server messages unrelated to its calls.
+    pub fn open_stream(&self, owner: Owner, sink: Sink) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .open_stream(owner, sink);
+    }
+
+    /// Closes a client's own stream.
+    pub fn close_stream(&self, owner: Owner) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .close_stream(owner);
+    }
+
+    /// A client is gone (its session ended): the server requests still waiting on it are
+    /// answered upstream with an error at once, rather than left to time out.
+    pub async fn forget(&self, owner: Owner) {
+        let waiting = self
+            .routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(owner);
+        for msg_id in waiting {
+            let gone = swp_profiles::mcp::jsonrpc::error(
+                "null",
+                swp_profiles::mcp::jsonrpc::INTERNAL_ERROR,
+                "Internal error: the client's session ended",
+                None,
+            );
+            let _ = self.respond(msg_id, gone).await;
+        }
     }
 }
 
@@ -200,24 +274,6 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Hands an upstream notification to the client request that owns the id its
-/// progressToken names.
-/// Called in frame order, before any later response is handed over, so a client sink sees
-/// partials before the terminal response.
-fn route_notification(routes: &Routes, payload: &[u8]) {
-    let token = serde_json::from_slice::<serde_json::Value>(payload)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/params/progressToken")
-                .and_then(|t| t.as_str().map(str::to_owned))
-        });
-    let Some(token) = token else { return };
-    let r = routes.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(sink) = r.get(&token).and_then(|route| route.sink.as_ref()) {
-        let _ = sink.send(payload.to_vec());
-    }
 }
 
 async fn link<R, W>(
@@ -240,6 +296,13 @@ async fn link<R, W>(
             job = jobs.recv() => {
                 let Some(job) = job else { break };
                 let notification = job.reply.is_none();
+                if let Some(on) = job.on {
+                    // A response to the upstream's own request: its msg_id, not ours.
+                    if write_frame(&mut w, job.msg_type, on, job.payload).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
                 if corr.len() >= MAX_IN_FLIGHT {
                     if let Some(reply) = job.reply {
                         let e = swp_profiles::mcp::CorrelationError::TooMany(MAX_IN_FLIGHT);
@@ -281,8 +344,25 @@ async fn link<R, W>(
                             match decoder.next_body() {
                                 Ok(Some(body)) => {
                                     let Ok(env) = e1::decode(&body, &limits) else { continue };
-                                    if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_NOTIFICATION {
-                                        route_notification(&routes, &env.payload);
+                                    if env.profile_id == PROFILE_ID
+                                        && (env.msg_type == MSG_TYPE_NOTIFICATION
+                                            || env.msg_type == MSG_TYPE_REQUEST)
+                                    {
+                                        // Routed in frame order, before any later response is
+                                        // handed over, so a client sees them before its call's
+                                        // terminal response.
+                                        let request = (env.msg_type == MSG_TYPE_REQUEST)
+                                            .then_some(&env.msg_id[..]);
+                                        let delivery = routes
+                                            .lock()
+                                            .unwrap_or_else(|p| p.into_inner())
+                                            .deliver(&env.payload, request);
+                                        if let Delivery::Refuse(answer) = delivery {
+                                            let on = env.msg_id.to_vec();
+                                            if write_frame(&mut w, MSG_TYPE_RESPONSE, on, answer).await.is_err() {
+                                                return;
+                                            }
+                                        }
                                         continue;
                                     }
                                     if env.profile_id != PROFILE_ID || env.msg_type != MSG_TYPE_RESPONSE {
@@ -310,4 +390,29 @@ async fn link<R, W>(
     for tx in corr.drain().into_iter().flatten() {
         let _ = tx.send(Err(UpstreamError::Closed));
     }
+}
+
+/// Writes one profile-1 frame under `msg_id` (a response to an upstream request).
+async fn write_frame<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    msg_type: u64,
+    msg_id: Vec<u8>,
+    payload: Vec<u8>,
+) -> std::io::Result<()> {
+    let env = Envelope {
+        version: 1,
+        profile_id: PROFILE_ID,
+        msg_type,
+        ts_unix_ms: now_ms(),
+        msg_id: msg_id.into(),
+        payload: payload.into(),
+        ..Default::default()
+    };
+    let mut out = BytesMut::new();
+    // A frame that cannot be encoded is dropped: the upstream times its request out.
+    if e1::encode_frame(&env, &mut out).is_err() {
+        return Ok(());
+    }
+    w.write_all(&out).await?;
+    w.flush().await
 }

@@ -23,6 +23,8 @@ fn main() {
     let mut child = match Command::new(&swp_ref)
         .args([
             "mcp-gateway",
+            "--envelope",
+            "seed-003",
             "--listen",
             "stdio",
             "--upstream-cmd",

@@ -74,6 +74,12 @@ enum Cmd {
         /// whenever a request names one).
         #[arg(long)]
         sessions_optional: bool,
+        /// The contract client messages are held to: `mcp` (the MCP schema of the
+        /// negotiated version: string or integer ids, optional params, client responses) or
+        /// `seed-003` (string ids, params required, the seed's error table). See
+        /// docs/mcp-gateway.md.
+        #[arg(long, default_value = "mcp", value_parser = parse_envelope)]
+        envelope: swp_ref::gateway::EnvelopePolicy,
     },
     /// Translate MCP between a client at one protocol version and a stdio server at
     /// whatever version it agrees to (docs/mcp-translation.md).
@@ -141,6 +147,7 @@ fn main() -> ExitCode {
             log,
             deterministic,
             sessions_optional,
+            envelope,
         } => {
             use swp_ref::gateway::serve::{ClientTransport, Options};
             use swp_ref::gateway::upstream::UpstreamAddr;
@@ -179,6 +186,7 @@ fn main() -> ExitCode {
                 } else {
                     swp_ref::gateway::session::SessionMode::Required
                 },
+                envelope,
             };
             match swp_ref::gateway::serve::run(opts) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -225,4 +233,10 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// `--envelope`'s parser (clap needs a function whose error is displayable).
+fn parse_envelope(s: &str) -> Result<swp_ref::gateway::EnvelopePolicy, String> {
+    s.parse()
+        .map_err(|e: swp_ref::gateway::policy::UnknownPolicy| e.to_string())
 }

@@ -1,7 +1,7 @@
-//! The gateway's structured log against a golden file: the same messages over stdio and
-//! HTTP, deterministic mode (times and durations redacted), so the file shows both
-//! transports' events side by side and any change to the log layout or to the pipeline's
-//! decisions shows as a diff. `SWP_UPDATE_GOLDEN=1` rewrites the golden file.
+//! The gateway's structured log against a golden file per envelope policy: the same messages
+//! over stdio and HTTP, deterministic mode (times and durations redacted), so each file shows
+//! both transports' events side by side and any change to the log layout or to the
+//! pipeline's decisions shows as a diff. `SWP_UPDATE_GOLDEN=1` rewrites the golden files.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -39,9 +39,15 @@ impl Drop for Kill {
     }
 }
 
+/// The gateway under the default envelope policy (mcp).
 fn gateway(listen: &[&str], log: &Path, stdin: Stdio, stdout: Stdio) -> Kill {
+    gateway_as(&[], listen, log, stdin, stdout)
+}
+
+fn gateway_as(policy: &[&str], listen: &[&str], log: &Path, stdin: Stdio, stdout: Stdio) -> Kill {
     let child = Command::new(BIN)
         .arg("mcp-gateway")
+        .args(policy)
         .args(listen)
         .args(["--deterministic", "--log"])
         .arg(log)
@@ -53,8 +59,14 @@ fn gateway(listen: &[&str], log: &Path, stdin: Stdio, stdout: Stdio) -> Kill {
     Kill(child)
 }
 
-fn stdio_answers(log: &Path) -> Vec<String> {
-    let mut g = gateway(&["--listen", "stdio"], log, Stdio::piped(), Stdio::piped());
+fn stdio_answers(policy: &[&str], log: &Path) -> Vec<String> {
+    let mut g = gateway_as(
+        policy,
+        &["--listen", "stdio"],
+        log,
+        Stdio::piped(),
+        Stdio::piped(),
+    );
     let mut input = g.0.stdin.take().unwrap();
     for m in MESSAGES {
         writeln!(input, "{m}").unwrap();
@@ -97,10 +109,11 @@ fn post(port: u16, body: &str) -> (u16, String) {
     (status, body)
 }
 
-fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
+fn http_answers(policy: &[&str], log: &Path, dir: &Path) -> Vec<(u16, String)> {
     let port_file = dir.join("port");
     let pf = port_file.to_str().unwrap();
-    let _g = gateway(
+    let _g = gateway_as(
+        policy,
         &[
             "--listen",
             "http://127.0.0.1:0",
@@ -142,11 +155,34 @@ fn http_answers(log: &Path, dir: &Path) -> Vec<(u16, String)> {
 }
 
 #[test]
-fn logs_match_the_golden_file_and_transports_answer_alike() {
-    let dir = work("gateway-log");
+fn logs_match_the_golden_file_and_transports_answer_alike_under_seed_003() {
+    // Seed 003: the numeric id is an invalid envelope, and each canonical error has its
+    // own HTTP status.
+    golden_run(
+        "seed-003",
+        &["--envelope", "seed-003"],
+        [200, 200, 400, 422, 404, 500, 202, 400],
+        "gateway-log.jsonl",
+    );
+}
+
+#[test]
+fn logs_match_the_golden_file_and_transports_answer_alike_under_mcp() {
+    // MCP (the default): the numeric id is answered, tool errors are JSON-RPC errors in a
+    // 200, and only unusable input (text that is not JSON) is an HTTP client error.
+    golden_run(
+        "mcp",
+        &[],
+        [200, 200, 200, 200, 200, 200, 202, 400],
+        "gateway-log-mcp.jsonl",
+    );
+}
+
+fn golden_run(tag: &str, policy: &[&str], want_statuses: [u16; 8], golden: &str) {
+    let dir = work(&format!("gateway-log-{tag}"));
     let log = dir.join("gateway.jsonl");
-    let stdio = stdio_answers(&log);
-    let http = http_answers(&log, &dir);
+    let stdio = stdio_answers(policy, &log);
+    let http = http_answers(policy, &log, &dir);
 
     // Parity: every message that gets an answer gets the same octets on both transports.
     let http_bodies: Vec<&str> = http
@@ -156,7 +192,7 @@ fn logs_match_the_golden_file_and_transports_answer_alike() {
         .collect();
     assert_eq!(stdio, http_bodies);
     let statuses: Vec<u16> = http.iter().map(|(s, _)| *s).collect();
-    assert_eq!(statuses, [200, 200, 400, 422, 404, 500, 202, 400]);
+    assert_eq!(statuses, want_statuses);
 
     let got = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<serde_json::Value> = got
@@ -183,7 +219,9 @@ fn logs_match_the_golden_file_and_transports_answer_alike() {
             serde_json::json!({"schemaVersion": "1", "deterministic": true})
         );
     }
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gateway-log.jsonl");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(golden);
     // Only `1` rewrites, and a rewrite fails the test, so it is reviewed, never passed.
     if std::env::var("SWP_UPDATE_GOLDEN").as_deref() == Ok("1") {
         std::fs::write(&golden, &got).unwrap();

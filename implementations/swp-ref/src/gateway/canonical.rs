@@ -1,7 +1,11 @@
 //! The canonical error table of the gateway contract (seed 003): each internal error code
 //! has one HTTP status, one JSON-RPC code and one message, on every transport. The table is
-//! closed: looking up a code it does not list is an error, never a fallback.
+//! closed: looking up a code it does not list is an error, never a fallback. The seed lists
+//! four codes; `PARSE_ERROR` is the fifth, raised only under the `mcp` envelope policy
+//! (JSON-RPC's -32700 for text that is not JSON), and the policy decides how each code is
+//! presented (super::policy).
 
+use super::policy::EnvelopePolicy;
 use std::fmt;
 
 /// A canonical gateway error code.
@@ -15,20 +19,23 @@ pub enum Canonical {
     ToolNotFound,
     /// Anything the gateway or the upstream failed at.
     InternalError,
+    /// The message is not JSON (the `mcp` policy only: seed 003 calls it an invalid envelope).
+    ParseError,
 }
 
 /// A code name the table does not list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown canonical error code {0:?} (the table lists INVALID_ENVELOPE, INVALID_TOOL_INPUT, TOOL_NOT_FOUND, INTERNAL_ERROR)")]
+#[error("unknown canonical error code {0:?} (the table lists INVALID_ENVELOPE, INVALID_TOOL_INPUT, TOOL_NOT_FOUND, INTERNAL_ERROR, PARSE_ERROR)")]
 pub struct UnknownCanonical(pub String);
 
 impl Canonical {
     /// Every code, in table order.
-    pub const ALL: [Canonical; 4] = [
+    pub const ALL: [Canonical; 5] = [
         Canonical::InvalidEnvelope,
         Canonical::InvalidToolInput,
         Canonical::ToolNotFound,
         Canonical::InternalError,
+        Canonical::ParseError,
     ];
 
     /// The code's name.
@@ -38,6 +45,7 @@ impl Canonical {
             Canonical::InvalidToolInput => "INVALID_TOOL_INPUT",
             Canonical::ToolNotFound => "TOOL_NOT_FOUND",
             Canonical::InternalError => "INTERNAL_ERROR",
+            Canonical::ParseError => "PARSE_ERROR",
         }
     }
 
@@ -49,23 +57,24 @@ impl Canonical {
             .ok_or_else(|| UnknownCanonical(name.to_owned()))
     }
 
-    /// The HTTP status.
+    /// The HTTP status (seed 003's; the policy may present it otherwise).
     pub const fn http_status(self) -> u16 {
         match self {
-            Canonical::InvalidEnvelope => 400,
+            Canonical::InvalidEnvelope | Canonical::ParseError => 400,
             Canonical::InvalidToolInput => 422,
             Canonical::ToolNotFound => 404,
             Canonical::InternalError => 500,
         }
     }
 
-    /// The JSON-RPC error code.
+    /// The JSON-RPC error code (seed 003's; the policy may present it otherwise).
     pub const fn jsonrpc_code(self) -> i64 {
         match self {
             Canonical::InvalidEnvelope => -32600,
             Canonical::InvalidToolInput => -32602,
             Canonical::ToolNotFound => -32001,
             Canonical::InternalError => -32603,
+            Canonical::ParseError => -32700,
         }
     }
 
@@ -76,6 +85,7 @@ impl Canonical {
             Canonical::InvalidToolInput => "Invalid tool input",
             Canonical::ToolNotFound => "Unknown tool",
             Canonical::InternalError => "Internal error",
+            Canonical::ParseError => "Parse error",
         }
     }
 }
@@ -105,14 +115,14 @@ impl GatewayError {
         }
     }
 
-    /// The JSON-RPC error response; `id` is raw JSON text (`null` when the request's id is
-    /// unknown).
-    pub fn response(&self, id: &str) -> Vec<u8> {
+    /// The JSON-RPC error response under `policy`; `id` is raw JSON text (`null` when the
+    /// request's id is unknown).
+    pub fn response(&self, policy: EnvelopePolicy, id: &str) -> Vec<u8> {
         let data = serde_json::json!({"canonical": self.code.name(), "detail": self.detail});
         swp_profiles::mcp::jsonrpc::error(
             id,
-            self.code.jsonrpc_code(),
-            self.code.message(),
+            policy.jsonrpc_code(self.code),
+            policy.message(self.code),
             Some(&data.to_string()),
         )
     }
@@ -135,6 +145,7 @@ mod tests {
                 ("INVALID_TOOL_INPUT", 422, -32602, "Invalid tool input"),
                 ("TOOL_NOT_FOUND", 404, -32001, "Unknown tool"),
                 ("INTERNAL_ERROR", 500, -32603, "Internal error"),
+                ("PARSE_ERROR", 400, -32700, "Parse error"),
             ]
         );
         for c in Canonical::ALL {

@@ -4,6 +4,7 @@
 //! are redacted and the SWP msg_id is the connection-local counter, so a log is a golden file.
 
 use super::canonical::GatewayError;
+use super::policy::EnvelopePolicy;
 use serde::Serialize;
 use std::io::Write;
 use std::sync::Mutex;
@@ -62,12 +63,13 @@ pub struct ErrorPayload {
     pub detail: String,
 }
 
-impl From<&GatewayError> for ErrorPayload {
-    fn from(e: &GatewayError) -> Self {
+impl ErrorPayload {
+    /// The error as `policy` presents it to the client.
+    pub fn new(e: &GatewayError, policy: EnvelopePolicy) -> Self {
         ErrorPayload {
             canonical: e.code.name(),
-            code: e.code.jsonrpc_code(),
-            message: e.code.message(),
+            code: policy.jsonrpc_code(e.code),
+            message: policy.message(e.code),
             detail: e.detail.clone(),
         }
     }

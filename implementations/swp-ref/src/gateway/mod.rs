@@ -1,5 +1,5 @@
 //! `swp-ref mcp-gateway`: MCP clients speak JSON-RPC over stdio, HTTP or WebSocket; the
-//! gateway validates every message through one pipeline (seed 003: envelope schema, tool
+//! gateway validates every message through one pipeline (the envelope policy's schema, tool
 //! I/O schemas, the canonical error table) and forwards it upstream as profile-1 frames.
 //! See docs/mcp-gateway.md.
 
@@ -9,6 +9,7 @@ pub mod http;
 pub mod log;
 pub mod origin;
 pub mod pipeline;
+pub mod policy;
 pub mod route;
 pub mod schemas;
 pub mod serve;
@@ -20,3 +21,4 @@ pub mod wsconn;
 
 pub use canonical::{Canonical, GatewayError, UnknownCanonical};
 pub use pipeline::{Ingress, Pipeline};
+pub use policy::EnvelopePolicy;

@@ -212,17 +212,6 @@ impl Table {
     }
 }
 
-/// The raw JSON id of a client message that is a JSON-RPC response (an `id`, a `result` or
-/// an `error`, no `method`): the client answering a server request.
-pub fn client_response_id(bytes: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let o = v.as_object()?;
-    if o.contains_key("method") || !(o.contains_key("result") || o.contains_key("error")) {
-        return None;
-    }
-    o.get("id").map(Value::to_string)
-}
-
 /// The progress token a client request carries (`params._meta.progressToken`), raw JSON.
 pub fn progress_token(bytes: &[u8]) -> Option<String> {
     let v: Value = serde_json::from_slice(bytes).ok()?;
@@ -320,16 +309,7 @@ mod tests {
     }
 
     #[test]
-    fn responses_are_told_from_requests() {
-        assert_eq!(
-            client_response_id(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#).as_deref(),
-            Some("\"s1\"")
-        );
-        assert_eq!(
-            client_response_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            None
-        );
-        assert_eq!(client_response_id(br#"{"jsonrpc":"2.0","id":1}"#), None);
+    fn progress_tokens_are_read_as_raw_json() {
         assert_eq!(
             progress_token(br#"{"params":{"_meta":{"progressToken":7}}}"#).as_deref(),
             Some("7")

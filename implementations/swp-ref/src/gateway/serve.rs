@@ -7,7 +7,8 @@ use super::canonical::{Canonical, GatewayError};
 use super::http;
 use super::log::{ErrorPayload, Event, Ids, Log};
 use super::origin::OriginPolicy;
-use super::pipeline::{Pipeline, MAX_MESSAGE_BYTES};
+use super::pipeline::{Ingress, Pipeline, MAX_MESSAGE_BYTES};
+use super::policy::EnvelopePolicy;
 use super::route::{Owner, Sink};
 use super::session::{SessionMode, Sessions};
 use super::upstream::{Upstream, UpstreamAddr};
@@ -55,6 +56,8 @@ pub struct Options {
     pub server: ServerLimits,
     /// Whether HTTP requests outside a Streamable HTTP session are served.
     pub sessions: SessionMode,
+    /// The contract client messages are held to (`--envelope`).
+    pub envelope: EnvelopePolicy,
 }
 
 /// Why the gateway stopped.
@@ -104,6 +107,7 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
 
 pub(super) struct Shared {
     pipeline: Mutex<Pipeline>,
+    policy: EnvelopePolicy,
     pub(super) upstream: Upstream,
     log: Log,
     pub(super) origins: OriginPolicy,
@@ -119,31 +123,6 @@ pub(super) struct Shared {
 pub(super) struct Outcome {
     pub(super) status: u16,
     pub(super) body: Option<Vec<u8>>,
-}
-
-/// What became of a client message before it reached the upstream.
-enum Ingress {
-    /// The pipeline's verdict.
-    Forward(super::pipeline::Forward),
-    /// Refused.
-    Reject {
-        id: String,
-        method: Option<String>,
-        error: GatewayError,
-    },
-    /// A client's answer to a server-to-client request, sent upstream.
-    Answered,
-}
-
-impl From<super::pipeline::Ingress> for Ingress {
-    fn from(i: super::pipeline::Ingress) -> Self {
-        match i {
-            super::pipeline::Ingress::Forward(f) => Ingress::Forward(f),
-            super::pipeline::Ingress::Reject { id, method, error } => {
-                Ingress::Reject { id, method, error }
-            }
-        }
-    }
 }
 
 impl Shared {
@@ -162,7 +141,8 @@ impl Shared {
     /// messages that belong to the request (stream partials §7, logs, server-to-client
     /// requests) go to the client's sink while the request is in flight; they are all in it
     /// before this returns the response. A client's answer to a server-to-client request
-    /// goes upstream on that request's msg_id and gets no response.
+    /// (the pipeline admits one under the mcp policy) goes upstream on that request's
+    /// msg_id and gets no response.
     pub(super) async fn exchange(
         &self,
         transport: &'static str,
@@ -171,39 +151,32 @@ impl Shared {
         client: &Client,
     ) -> Outcome {
         let (arrived, t0) = (SystemTime::now(), Instant::now());
-        let ingress = match super::route::client_response_id(bytes) {
-            Some(id) => match self
-                .upstream
-                .answer(client.owner, &id, bytes.to_vec())
-                .await
-            {
-                Ok(()) => Ingress::Answered,
-                Err(e) => Ingress::Reject {
-                    id,
-                    method: None,
-                    error: GatewayError::new(Canonical::InvalidEnvelope, e.to_string()),
-                },
-            },
-            None => self.pipeline().ingress(bytes).into(),
-        };
+        let ingress = self.pipeline().ingress(bytes);
         let (id, method, msg_id, result) = match ingress {
-            Ingress::Answered => ("null".to_owned(), None, None, Ok(None)),
             Ingress::Reject { id, method, error } => (id, method, None, Err(error)),
             Ingress::Forward(f) => {
-                let id = f.pending.id.as_ref().map_or_else(
-                    || "null".to_owned(),
-                    |i| serde_json::Value::String(i.clone()).to_string(),
-                );
-                let method = Some(f.pending.method.clone());
-                if f.pending.id.is_none() {
+                let id = f.pending.id.clone().unwrap_or_else(|| "null".to_owned());
+                let method = Some(f.pending.method.clone()).filter(|m| !m.is_empty());
+                if f.msg_type == swp_profiles::mcp::MSG_TYPE_RESPONSE {
+                    // The client answering a server-initiated request: accepted like a
+                    // notification (HTTP 202, nothing back), forwarded upstream on the
+                    // request's msg_id when it was this client's.
+                    let r = self
+                        .upstream
+                        .respond(client.owner, f.pending.id.as_deref(), f.payload)
+                        .await;
+                    let r = r
+                        .map(|_| None)
+                        .map_err(|e| GatewayError::new(Canonical::InternalError, e.to_string()));
+                    (id, method, None, r)
+                } else if f.pending.id.is_none() {
                     let r = self.upstream.notify(f.msg_type, f.payload).await;
                     let r = r
                         .map(|()| None)
                         .map_err(|e| GatewayError::new(Canonical::InternalError, e.to_string()));
                     (id, method, None, r)
                 } else {
-                    let key = serde_json::Value::String(f.pending.id.clone().unwrap_or_default())
-                        .to_string();
+                    let key = f.pending.id.clone().unwrap_or_default();
                     let token = super::route::progress_token(&f.payload);
                     let answer = self
                         .request_upstream(key, client, token, f.msg_type, f.payload)
@@ -235,7 +208,11 @@ impl Shared {
         let (status, body, error) = match result {
             Ok(Some(body)) => (200, Some(body), None),
             Ok(None) => (202, None, None),
-            Err(e) => (e.code.http_status(), Some(e.response(&id)), Some(e)),
+            Err(e) => (
+                self.policy.http_status(e.code),
+                Some(e.response(self.policy, &id)),
+                Some(e),
+            ),
         };
         self.log.write(&Event {
             timestamp: self.log.timestamp(arrived),
@@ -253,7 +230,7 @@ impl Shared {
             },
             http_status: status,
             duration_ms: self.log.duration(t0.elapsed()),
-            error: error.as_ref().map(ErrorPayload::from),
+            error: error.as_ref().map(|e| ErrorPayload::new(e, self.policy)),
             metadata: self.log.metadata(),
         });
         Outcome { status, body }
@@ -376,7 +353,7 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
         .map_err(|e| {
             ServeError::Tools(GatewayError::new(Canonical::InternalError, e.to_string()))
         })?;
-    let mut pipeline = Pipeline::default();
+    let mut pipeline = Pipeline::new(opts.envelope);
     let result: serde_json::Value = serde_json::from_slice::<serde_json::Value>(&payload)
         .ok()
         .and_then(|v| v.get("result").cloned())
@@ -389,6 +366,7 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
     pipeline.learn_tools(&result).map_err(ServeError::Tools)?;
     let shared = Arc::new(Shared {
         pipeline: Mutex::new(pipeline),
+        policy: opts.envelope,
         upstream,
         log: Log::new(log_out, opts.deterministic),
         origins: opts.origins.clone(),

@@ -1,6 +1,8 @@
 //! The gateway's upstream link: one SWP connection (loopback TCP, or the stdio of a spawned
 //! endpoint) carrying profile-1 frames. Requests get fresh msg_ids from the profile's
-//! correlator; one task writes frames and matches responses back to their waiters.
+//! correlator; one task writes frames and matches responses back to their waiters. Requests
+//! the upstream sends (server-initiated) are routed to their client ([`super::route`]), so
+//! the client's response goes back under that request's msg_id (mcp-mapping §5).
 
 use super::route::{Delivery, Owner, Route, Sink, Table};
 use bytes::BytesMut;
@@ -128,7 +130,7 @@ impl Upstream {
         Ok(Upstream { jobs: tx, routes })
     }
 
-    /// Takes ownership of the JSON-RPC id `id` (raw JSON) upstream, waiting while another
+    /// Takes ownership of the JSON-RPC id `id` (raw JSON text) upstream, waiting while another
     /// request with that id is in flight; until the claim is dropped, upstream messages
     /// that belong to the request go to `sink` (and nowhere when `sink` is `None`).
     pub async fn claim(
@@ -205,24 +207,38 @@ impl Upstream {
             .map_err(|_| UpstreamError::Closed)
     }
 
-    /// A client answered a server-to-client request (raw JSON `id`): its response goes
-    /// upstream on the msg_id the request came with.
-    pub async fn answer(
+    /// Sends a client's response to a server-initiated request (JSON-RPC `id`, raw JSON
+    /// text): under that request's msg_id when the upstream sent one to this client, else
+    /// under a fresh msg_id, leaving an unsolicited response for the upstream to judge (it
+    /// owns its request ids; ignoring and refusing are both conformant, SI-039). Returns
+    /// whether a request was waiting for it.
+    pub async fn respond(
         &self,
         owner: Owner,
-        id: &str,
+        id: Option<&str>,
         payload: Vec<u8>,
-    ) -> Result<(), super::route::AnswerError> {
-        let msg_id = self
-            .routes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .answer(owner, id)?;
-        let _ = self.respond(msg_id, payload).await;
-        Ok(())
+    ) -> Result<bool, UpstreamError> {
+        let msg_id = id.and_then(|id| {
+            self.routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .answer(owner, id)
+                .ok()
+        });
+        let solicited = msg_id.is_some();
+        self.jobs
+            .send(Job {
+                msg_type: MSG_TYPE_RESPONSE,
+                payload,
+                reply: None,
+                on: msg_id,
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)?;
+        Ok(solicited)
     }
 
-    async fn respond(&self, msg_id: Vec<u8>, payload: Vec<u8>) -> Result<(), UpstreamError> {
+    async fn respond_on(&self, msg_id: Vec<u8>, payload: Vec<u8>) -> Result<(), UpstreamError> {
         self.jobs
             .send(Job {
                 msg_type: MSG_TYPE_RESPONSE,
@@ -265,7 +281,7 @@ impl Upstream {
                 "Internal error: the client's session ended",
                 None,
             );
-            let _ = self.respond(msg_id, gone).await;
+            let _ = self.respond_on(msg_id, gone).await;
         }
     }
 }

@@ -44,6 +44,16 @@ const LEVELS: [&str; 8] = [
     "emergency",
 ];
 
+/// Which MCP tools, resources and prompts the endpoint serves on profile 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fixtures {
+    /// The small deterministic tool set the project's own vectors use ([`super::tools`]).
+    #[default]
+    Reference,
+    /// The official MCP conformance suite's fixtures (this module).
+    Conformance,
+}
+
 /// How a server-to-client request's answer becomes the tool call's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {

@@ -4,10 +4,14 @@
 
 use super::a2a::{self, Agent};
 use super::agent;
+pub use super::conformance::Fixtures;
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::progress::FrameProgress;
 use super::reply::{self, Oversize, Reject};
-use super::script::{self, Scripts};
+use super::script::Scripts;
+
+#[path = "connection_scripts.rs"]
+mod scripts;
 use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
@@ -49,16 +53,6 @@ pub struct Config {
     pub agent: agent::Config,
     /// The MCP fixture set served on profile 1.
     pub fixtures: Fixtures,
-}
-
-/// Which MCP tools, resources and prompts the endpoint serves on profile 1.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Fixtures {
-    /// The small deterministic tool set the project's own vectors use ([`super::tools`]).
-    #[default]
-    Reference,
-    /// The official MCP conformance suite's fixtures ([`super::conformance`]).
-    Conformance,
 }
 
 impl Default for Config {
@@ -455,10 +449,7 @@ impl Connection {
             return;
         }
         if env.msg_type == MSG_TYPE_RESPONSE && self.scripts.awaits(&env.msg_id) {
-            // The client's answer to a request a script sent it.
-            let mut outs = Vec::new();
-            self.scripts.on_answer(&env.msg_id, &env.payload, &mut outs);
-            self.script_out(outs, now_ms);
+            self.script_answer(env, now_ms);
             return;
         }
         let action = match self.fixture_action(&env) {
@@ -509,82 +500,9 @@ impl Connection {
             Action::Stream { partials, terminal } => {
                 self.stream(env.msg_id, partials, terminal, now_ms)
             }
-            Action::Script(steps) => {
-                let msg_id = Bytes::copy_from_slice(&env.msg_id);
-                let request_id = match swp_profiles::mcp::parse(env.msg_type, &env.payload) {
-                    Ok(swp_profiles::mcp::McpMessage::Request { id, .. }) => id.get().to_owned(),
-                    _ => "null".to_owned(),
-                };
-                let mut outs = Vec::new();
-                match self
-                    .scripts
-                    .start(msg_id.clone(), &request_id, steps, now_ms, &mut outs)
-                {
-                    Ok(()) => {
-                        // In flight until its terminal response.
-                        let _ = self.in_flight.begin(&msg_id);
-                        self.script_out(outs, now_ms);
-                    }
-                    Err(full) => {
-                        let r = Reject::profile(ErrorCode::RateLimitExceeded, full.to_string());
-                        self.error_frame(r, Some(env.msg_id), now_ms);
-                    }
-                }
-            }
+            Action::Script(steps) => self.start_script(env, steps, now_ms),
             Action::Nothing => {}
             Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
-        }
-    }
-
-    /// The conformance fixtures' answer to a request, when they serve the method and the
-    /// peer may ask for it.
-    fn fixture_action(&mut self, env: &Envelope) -> Option<Action> {
-        if self.config.fixtures != Fixtures::Conformance || env.msg_type != MSG_TYPE_REQUEST {
-            return None;
-        }
-        let Ok(swp_profiles::mcp::McpMessage::Request { id, method, params }) =
-            swp_profiles::mcp::parse(env.msg_type, &env.payload)
-        else {
-            return None;
-        };
-        if self.authz.denies(self.identity.as_deref(), &method) {
-            // The reference handler turns the refusal into its reject.
-            return None;
-        }
-        super::conformance::handle(&mut self.fixture_state, id, &method, params)
-    }
-
-    /// Writes what scripts produced: notifications and server-to-client requests under
-    /// msg_ids of the endpoint's own, terminal responses on their request's msg_id.
-    fn script_out(&mut self, outs: Vec<script::Out>, now_ms: u64) {
-        for out in outs {
-            match out {
-                script::Out::Notify(payload) => {
-                    if let Err(e) =
-                        self.originate(PROFILE_MCP, MSG_TYPE_NOTIFICATION, payload, now_ms)
-                    {
-                        self.notice(Notice::ReplyDropped(e));
-                    }
-                }
-                script::Out::Ask { msg_id, payload } => {
-                    let limits = self.config.limits;
-                    if let Err(e) = reply::put_profile_frame(
-                        &mut self.tx,
-                        &limits,
-                        PROFILE_MCP,
-                        MSG_TYPE_REQUEST,
-                        now_ms,
-                        msg_id,
-                        Bytes::from(payload),
-                    ) {
-                        self.notice(Notice::ReplyDropped(e));
-                    }
-                }
-                script::Out::Reply { msg_id, payload } => {
-                    self.in_flight.end(&msg_id);
-                    self.respond(msg_id, Bytes::from(payload), now_ms);
-                }
-            }
         }
     }
 

@@ -13,38 +13,11 @@
 set -euo pipefail
 html=${1:?usage: check-html-report.sh REPORT.html}
 [ -f "$html" ] || { echo "no such file: $html" >&2; exit 2; }
-browser=""
-for b in chromium chromium-browser; do
-  if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
-done
-if [ -z "$browser" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "check-html-report: installing chromium (apt-get)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    # One retry: a mirror hiccup should not decide a CI run.
-    for attempt in 1 2; do
-      # Wait for the dpkg/apt locks rather than fail when another install runs beside us.
-      if apt-get -o DPkg::Lock::Timeout=300 update -q >&2 &&
-        apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends chromium >&2; then
-        browser=chromium; break
-      fi
-      sleep 5
-    done
-    [ -n "$browser" ] || { echo "check-html-report: installing chromium failed" >&2; exit 3; }
-  else
-    echo "check-html-report: no chromium and cannot install it (not root or no apt-get)" >&2
-    exit 3
-  fi
-fi
-abs=$(cd "$(dirname "$html")" && pwd)/$(basename "$html")
+# shellcheck source=lib/browser.sh
+source "$(dirname "$0")/lib/browser.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# --no-sandbox: CI runs as root in a container, where Chromium's sandbox cannot start.
-# --virtual-time-budget lets the page's script finish before the DOM is dumped.
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-  --no-first-run --user-data-dir="$tmp/profile" --enable-logging=stderr --v=0 \
-  --virtual-time-budget=5000 --dump-dom "file://$abs#selftest" >"$tmp/dom.html" 2>"$tmp/log" || {
-  echo "check-html-report: $browser failed:" >&2; cat "$tmp/log" >&2; exit 1; }
+dump_dom "$html" "$tmp/dom.html" "$tmp/log"
 check=$(grep -o '<div id="check"[^>]*>' "$tmp/dom.html" || true)
 fail() { echo "check-html-report: $*" >&2; echo "$check" >&2; exit 1; }
 [ -n "$check" ] || fail "no #check element in the rendered page"

@@ -7,3 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWP_REQUIRE_SPEC_KIT=1 INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test -p swp-conform --test reports -- --exact reference_inproc reference_tls reference_stdio reference_tcp reference_relay reference_lenient reference_published
+# The reference matrix is built from the reports just written, so it comes after them.
+INSTA_UPDATE=always INSTA_FORCE_UPDATE=1 cargo test -p swp-conform --test matrix -- --exact reference_matrix

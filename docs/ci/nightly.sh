@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nightly conformance run (docs/certify.md, "Run it every night"): the harness against your
 # SUT, one report directory per night, and a failing exit when the SUT regressed against
-# its baseline, the failures you accepted. The first night writes the baseline.
+# its baseline, the failures you accepted. The first night writes the baseline. Each night
+# also writes history/ (history.json, history.html) across every night kept in SWP_REPORTS.
 #
 # Inputs (environment):
 #   SWP_CONFORM   the harness binary                         (default: swp-conform)
@@ -46,6 +47,15 @@ status=0
 prev=$(find "$reports" -mindepth 1 -maxdepth 1 -type d ! -name "$night" | sort | tail -n 1)
 if [ -n "$prev" ] && [ -f "$prev/report.json" ]; then
   "$swp" diff "$prev/report.json" "$out/report.json" >"$out/since-last-night.txt" || true
+fi
+
+# Every night so far, as `history` reads them (one directory per night, keyed by each
+# report's run time): when each verdict last changed, regressions with their first failing
+# night, and flips with no change of SUT, harness or catalog (flaky). It informs; the
+# baseline above decides the exit status.
+mapfile -t nights < <(find "$reports" -mindepth 1 -maxdepth 1 -type d -exec test -f '{}/report.json' ';' -print | sort)
+if [ "${#nights[@]}" -gt 0 ]; then
+  "$swp" history "${nights[@]}" --out "$out/history" >"$out/history.txt" || true
 fi
 
 case "$status" in

@@ -6,8 +6,12 @@
 //!   silent fallback seed 003 forbids.
 //! - `lenient-id`: numeric request ids are accepted (turned into strings on the way in and
 //!   back into numbers on the way out), as a gateway without the envelope schema would.
+//! - `as-is`: nothing mutated; with a manifest declaring another envelope policy than the
+//!   one it runs (a seed-003 gateway declaring `mcp`), the deviation is the policy itself.
 //!
-//! Usage: `badgateway MODE SWP_REF`.
+//! The gateway runs under the envelope policy ENVELOPE (`seed-003` by default).
+//!
+//! Usage: `badgateway MODE SWP_REF [ENVELOPE]`.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -17,14 +21,15 @@ use std::sync::{Arc, Mutex};
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(mode), Some(swp_ref)) = (args.next(), args.next()) else {
-        eprintln!("usage: badgateway fallback|lenient-id SWP_REF");
+        eprintln!("usage: badgateway fallback|lenient-id|as-is SWP_REF [mcp|seed-003]");
         std::process::exit(2);
     };
+    let envelope = args.next().unwrap_or_else(|| "seed-003".to_owned());
     let mut child = match Command::new(&swp_ref)
         .args([
             "mcp-gateway",
             "--envelope",
-            "seed-003",
+            &envelope,
             "--listen",
             "stdio",
             "--upstream-cmd",

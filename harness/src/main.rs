@@ -154,6 +154,14 @@ enum Cmd {
         #[arg(long)]
         vectors: Vec<PathBuf>,
     },
+    /// Run one selection against every SUT of a list, N at once, each in its own `run`
+    /// process; write each SUT's reports under DIR/<label>/ and, across them, DIR/matrix.json
+    /// and DIR/matrix.html. Exit 0 when every column has a complete report, 1 otherwise.
+    Matrix(swp_conform::cli::matrix::MatrixArgs),
+    /// When each verdict last changed across report directories of successive runs
+    /// (nights), and which changed with no change of SUT, harness or catalog (flaky); writes
+    /// DIR/history.json and DIR/history.html. Exit 1 when the newest run regressed.
+    History(swp_conform::cli::history::HistoryArgs),
     /// Changes between two report.json files, regressions first; exit 1 on a regression.
     Diff {
         /// The earlier report.json.
@@ -560,6 +568,8 @@ fn main() -> ExitCode {
             vectors,
         } => load_vectors(vectors)
             .and_then(|cat| swp_conform::cli::signing::verify_cli(bundle, key.as_deref(), &cat)),
+        Cmd::Matrix(a) => swp_conform::cli::matrix::matrix_cli(a),
+        Cmd::History(a) => swp_conform::cli::history::history_cli(a),
         Cmd::Diff { old, new } => swp_conform::cli::diff_cli(old, new),
         Cmd::Merge {
             reports,

@@ -257,8 +257,9 @@ const MODES: [(&str, Option<&str>); 7] = [
 
 /// Manifests other test files run the rest of the catalog against (gateway.rs,
 /// mcp_native.rs, mcp_proxy.rs); counted when checking that every vector runs somewhere.
-const OTHER_SUITES: [&str; 5] = [
+const OTHER_SUITES: [&str; 6] = [
     "gateway-stdio.yaml",
+    "gateway-mcp-stdio.yaml",
     "mcp-server-everything.yaml",
     "mcp-server-everything-http.yaml",
     "mcp-server-everything-http-2025-11-25.yaml",

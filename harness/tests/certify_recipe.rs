@@ -51,6 +51,17 @@ fn the_nightly_script_writes_a_baseline_passes_a_steady_night_and_fails_a_regres
     assert!(text(&o).contains("no regression"), "{}", text(&o));
     assert!(dir.join("reports/night-2/report.json").is_file());
     assert!(dir.join("reports/night-2/since-last-night.txt").is_file());
+    // And `history` across both nights, as the recipe keeps them.
+    let h: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("reports/night-2/history/history.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        h["suts"][0]["runs"].as_array().map(Vec::len),
+        Some(2),
+        "{h}"
+    );
+    assert!(dir.join("reports/night-2/history/history.html").is_file());
 
     // Night 3: a stack that refuses everything; its failures are not in the baseline.
     let sut = dir.join("reject-all.yaml");

@@ -1138,8 +1138,55 @@ fn real_servers_match_their_expected_verdicts() {
     });
     let mut errs = errs.into_inner().unwrap();
     errs.sort();
+    if errs.is_empty() {
+        real_servers_matrix();
+    }
     if common::update_switch("SWP_UPDATE_REPORTS") {
         common::rewrote(2 * errs.len(), "SWP_UPDATE_REPORTS");
     }
     assert!(errs.is_empty(), "{}", errs.join("\n\n"));
+}
+
+/// The second matrix CI shows: the real servers side by side, built from the reports their
+/// runs above wrote (as `swp-conform matrix --rebuild` does), in the browser with the counts
+/// of matrix.json.
+fn real_servers_matrix() {
+    use swp_conform::matrix::model::{ColumnSeed, ColumnStatus, MatrixRun};
+    let dir = root().join("target/mcp-native-test");
+    let seeds: Vec<ColumnSeed> = REAL_SERVERS
+        .iter()
+        .map(|s| ColumnSeed {
+            label: (*s).to_owned(),
+            pair: None,
+            run: None,
+            missing: None,
+        })
+        .collect();
+    let m = swp_conform::matrix::build(&dir, &seeds, MatrixRun::default());
+    swp_conform::matrix::write(&dir, &m).unwrap();
+    for c in &m.columns {
+        assert_eq!(c.status, ColumnStatus::Complete, "{}: {}", c.label, c.why);
+        let cells: usize = c.counts.values().sum();
+        assert_eq!(cells, m.counts.rows, "{}: one cell per row", c.label);
+    }
+    assert!(
+        m.rows.iter().all(|r| r.namespace == "mcpnative"),
+        "only MCP-native vectors"
+    );
+    let o = Command::new("bash")
+        .arg(root().join("scripts/check-matrix-page.sh"))
+        .arg(dir.join("matrix.html"))
+        .output()
+        .expect("run scripts/check-matrix-page.sh");
+    match o.status.code() {
+        Some(0) => {
+            let check = String::from_utf8_lossy(&o.stdout);
+            let want = format!(" data-js-rows=\"{}\"", m.counts.rows);
+            assert!(check.contains(&want), "{check}");
+        }
+        Some(3) if std::env::var("SWP_REQUIRE_BROWSER").as_deref() != Ok("1") => {
+            eprintln!("SKIPPED: the MCP server matrix page: no chromium here");
+        }
+        _ => panic!("the MCP server matrix page: {}", common::output_text(&o)),
+    }
 }

@@ -335,6 +335,18 @@ pub fn check_vector(sink: &mut Sink, reg: &Registry, path: &Path, text: &str, v:
     if v.step_count() == 0 {
         sink.at(path, text, "steps:", "at least one step is needed".into());
     }
+    // Only a gateway declares an envelope contract; on any other vector the condition would
+    // never hold or never be read.
+    if v.header.applies_when.gateway_envelope.is_some()
+        && v.header.methods != [super::vector::Method::McpGateway]
+    {
+        sink.at(
+            path,
+            text,
+            "gateway_envelope",
+            "`applies_when.gateway_envelope` needs `methods: [mcp_gateway]`".into(),
+        );
+    }
     let p = probe_params();
     for c in &v.header.applies_when.holds {
         match expr::holds(c, &p) {
@@ -589,10 +601,20 @@ fn check_mcp_native(at: &mut At<'_>, v: &Vector, b: &JsonRpcBody) {
         || b.steps.iter().any(|s| {
             s.mcp.is_some() || s.expect.iter().any(|e| matches!(e, JsonRpcExpect::Mcp(_)))
         });
-    if session_steps && !only_native {
+    // A gateway vector may send a raw line and judge the answer with an `mcp` expectation
+    // (its id and code rules: SI-033, SI-043); session actions stay `mcp_native`'s, since
+    // gateway vectors run without the session and the peer judge.
+    let gateway_lines = v.header.methods == [Method::McpGateway]
+        && b.mcp.is_none()
+        && b.steps.iter().all(|s| {
+            s.mcp
+                .as_ref()
+                .is_none_or(|m| matches!(m, super::mcpnative::McpStep::Line(_)))
+        });
+    if session_steps && !only_native && !gateway_lines {
         at.at(
             "mcp:",
-            "`mcp` (vector, step or expectation) needs `methods: [mcp_native]` alone".into(),
+            "`mcp` (vector, step or expectation) needs `methods: [mcp_native]` alone (`[mcp_gateway]` alone takes `mcp: {line}` steps only)".into(),
         );
     }
     let foreign = b.steps.iter().any(|s| {

@@ -8,6 +8,7 @@ pub mod class;
 pub mod embedded;
 pub mod expect;
 pub mod fixture;
+pub mod gateway;
 pub mod index;
 pub mod load;
 pub mod mcpnative;

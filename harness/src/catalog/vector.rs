@@ -199,6 +199,10 @@ pub struct Applicability {
     /// `error-frame` or `both`), for vectors about what an error frame carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_frames: Option<bool>,
+    /// The envelope contract an MCP gateway must declare (`mcp_native.gateway_envelope`):
+    /// `seed-003` for the seed's own rules, `mcp` for their MCP readings (SI-032).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_envelope: Option<super::gateway::GatewayEnvelope>,
     /// Conditions on the SUT's parameters that must all hold, e.g.
     /// `${MAX_PAYLOAD_BYTES} + 64 <= ${MAX_FRAME_BYTES}` (operators `<= < >= > == !=`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

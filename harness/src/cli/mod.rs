@@ -3,6 +3,8 @@
 //! baseline and write every format. `main.rs` only parses arguments and picks the engine.
 
 pub mod claim;
+pub mod history;
+pub mod matrix;
 pub mod progress;
 pub mod signing;
 

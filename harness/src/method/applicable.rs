@@ -131,6 +131,20 @@ fn declared(v: &Vector, sut: &Sut) -> Option<String> {
             });
         }
     }
+    if let Some(want) = a.gateway_envelope {
+        // A SUT without MCP settings is no gateway; the method check has put it out already.
+        let declared = match &m.kind {
+            crate::sut::SutKind::McpServer { mcp_native, .. } => mcp_native.gateway_envelope,
+            _ => crate::catalog::gateway::GatewayEnvelope::default(),
+        };
+        if declared != want {
+            return Some(format!(
+                "tests the {} envelope contract; the gateway declares `gateway_envelope: {}` (docs/spec-issues.md SI-032)",
+                want.as_str(),
+                declared.as_str()
+            ));
+        }
+    }
     if a.rate_limit == Some(true) && m.policy.rate_limit.is_none() {
         return Some("needs a declared frame-rate limit; the SUT declares none".into());
     }

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod build;
+pub mod lite;
 pub mod model;
 pub mod render;
 pub mod result;

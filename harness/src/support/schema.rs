@@ -39,5 +39,13 @@ pub fn all() -> Vec<(&'static str, String)> {
             "baseline.schema.json",
             pretty(schema_for!(crate::report::analysis::baseline::Baseline)),
         ),
+        (
+            "matrix.schema.json",
+            pretty(schema_for!(crate::matrix::model::Matrix)),
+        ),
+        (
+            "history.schema.json",
+            pretty(schema_for!(crate::history::model::History)),
+        ),
     ]
 }

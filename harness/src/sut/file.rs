@@ -82,6 +82,15 @@ pub struct McpNativeSpec {
     /// name a resource that exists. A template vector without one is not applicable.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub templates: BTreeMap<String, BTreeMap<String, String>>,
+    /// For an MCP gateway (`mcp_gateway`): the envelope contract it holds clients to, `mcp`
+    /// (default) or `seed-003`. Vectors of seed-only rules apply to `seed-003` gateways
+    /// only, their MCP readings to `mcp` ones (docs/spec-issues.md SI-032).
+    #[serde(default, skip_serializing_if = "is_mcp_envelope")]
+    pub gateway_envelope: crate::catalog::gateway::GatewayEnvelope,
+}
+
+fn is_mcp_envelope(e: &crate::catalog::gateway::GatewayEnvelope) -> bool {
+    *e == crate::catalog::gateway::GatewayEnvelope::Mcp
 }
 
 /// A tool a manifest declares safe to call.

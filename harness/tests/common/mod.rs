@@ -8,6 +8,7 @@
 pub mod badswp;
 pub mod expected;
 pub mod shared;
+pub mod trivial;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

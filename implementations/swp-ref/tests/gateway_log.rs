@@ -286,40 +286,167 @@ fn stream_partials_reach_stdio_and_websocket_clients_before_the_response() {
         Stdio::null(),
     );
     let port = wait_port(&port_file);
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        let n = s.read(&mut chunk).unwrap();
-        assert!(n > 0, "closed during the upgrade");
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    assert!(buf.starts_with(b"HTTP/1.1 101"));
-    buf.drain(..head_end);
-    let mask = [7u8, 1, 2, 3];
-    let mut frame = vec![0x81, 0x80 | STREAM.len() as u8];
-    frame.extend_from_slice(&mask);
-    frame.extend(STREAM.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    s.write_all(&frame).unwrap();
-    // Server frames are unmasked; these are all short (length < 126).
-    let mut msgs = Vec::new();
-    while msgs.len() < 4 {
-        if buf.len() >= 2 && buf.len() >= 2 + (buf[1] & 0x7f) as usize {
-            assert_eq!(buf[0], 0x81, "a text frame");
-            let len = (buf[1] & 0x7f) as usize;
-            assert!(len < 126);
-            msgs.push(String::from_utf8(buf[2..2 + len].to_vec()).unwrap());
-            buf.drain(..2 + len);
-            continue;
-        }
-        let n = s.read(&mut chunk).unwrap();
-        assert!(n > 0, "closed before the response");
-        buf.extend_from_slice(&chunk[..n]);
-    }
+    let mut ws = Ws::connect(port);
+    ws.send(STREAM);
+    let msgs = ws.read(4);
     assert_stream_order(&msgs);
+}
+
+/// A WebSocket client on `/mcp`, enough for these tests: masked text frames out, short
+/// unmasked text frames in.
+struct Ws {
+    s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Ws {
+    fn connect(port: u16) -> Ws {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /mcp HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let head_end = loop {
+            let n = s.read(&mut chunk).unwrap();
+            assert!(n > 0, "closed during the upgrade");
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        assert!(buf.starts_with(b"HTTP/1.1 101"));
+        buf.drain(..head_end);
+        Ws { s, buf }
+    }
+
+    fn send(&mut self, text: &str) {
+        assert!(text.len() < 126, "short messages only");
+        let mask = [7u8, 1, 2, 3];
+        let mut frame = vec![0x81, 0x80 | text.len() as u8];
+        frame.extend_from_slice(&mask);
+        frame.extend(text.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.s.write_all(&frame).unwrap();
+    }
+
+    /// The next `n` text messages (server frames are unmasked, under 64 KiB here).
+    fn read(&mut self, n: usize) -> Vec<String> {
+        let mut msgs = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while msgs.len() < n {
+            let buf = &mut self.buf;
+            // (header length, payload length) once the header is in.
+            let frame = match buf.get(1).map(|b| b & 0x7f) {
+                Some(126) if buf.len() >= 4 => {
+                    Some((4, u16::from_be_bytes([buf[2], buf[3]]) as usize))
+                }
+                Some(l) if l < 126 => Some((2, l as usize)),
+                Some(l) => panic!("a length form this client does not read: {l}"),
+                None => None,
+            };
+            if let Some((head, len)) = frame.filter(|(h, l)| buf.len() >= h + l) {
+                assert_eq!(buf[0], 0x81, "a text frame");
+                msgs.push(String::from_utf8(buf[head..head + len].to_vec()).unwrap());
+                buf.drain(..head + len);
+                continue;
+            }
+            let got = self.s.read(&mut chunk).unwrap();
+            assert!(got > 0, "closed before the response");
+            buf.extend_from_slice(&chunk[..got]);
+        }
+        msgs
+    }
+}
+
+#[test]
+fn websocket_and_http_clients_are_held_to_the_envelope_policy() {
+    // The SDK's first request (id 0) and a ping without params: answered under mcp (the
+    // default), refused as invalid envelopes under seed-003, on the WebSocket transport.
+    let msgs = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":"w","method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}"#,
+    ];
+    for (tag, policy) in [("mcp", &[][..]), ("seed", &["--envelope", "seed-003"][..])] {
+        let dir = work(&format!("gateway-ws-{tag}"));
+        let port_file = dir.join("port");
+        let pf = port_file.to_str().unwrap();
+        // No initialize first: requests are served outside a session.
+        let _g = gateway_as(
+            policy,
+            &[
+                "--listen",
+                "http://127.0.0.1:0",
+                "--port-file",
+                pf,
+                "--sessions-optional",
+            ],
+            &dir.join("gateway.jsonl"),
+            Stdio::null(),
+            Stdio::null(),
+        );
+        let port = wait_port(&port_file);
+        // Over HTTP, a client's response is accepted like a notification under mcp.
+        let (status, body) = post(port, msgs[2]);
+        let want_status = if tag == "mcp" { 202 } else { 400 };
+        assert_eq!(status, want_status, "{tag}: {body}");
+        assert_eq!(body.is_empty(), tag == "mcp", "{tag}: {body}");
+        let mut ws = Ws::connect(port);
+        for m in msgs {
+            ws.send(m);
+        }
+        // Under mcp the client's response (id 1) is forwarded upstream and answered with
+        // nothing, so three answers come back; under seed-003 it is refused too.
+        let n = if tag == "mcp" { 3 } else { 4 };
+        let got: Vec<serde_json::Value> = ws
+            .read(n)
+            .iter()
+            .map(|t| serde_json::from_str(t).unwrap())
+            .collect();
+        let summary: Vec<(serde_json::Value, Option<i64>)> = got
+            .iter()
+            .map(|v| (v["id"].clone(), v["error"]["code"].as_i64()))
+            .collect();
+        use serde_json::json;
+        let want = if tag == "mcp" {
+            vec![(json!(0), None), (json!("w"), None), (json!(2), None)]
+        } else {
+            vec![
+                (json!(0), Some(-32600)),
+                (json!("w"), Some(-32600)),
+                (json!(1), Some(-32600)),
+                (json!(2), Some(-32600)),
+            ]
+        };
+        assert_eq!(summary, want, "{tag}: {got:?}");
+    }
+}
+
+#[test]
+fn partials_of_a_request_with_an_integer_id_reach_its_client() {
+    // The progress token is the integer 5, not the text "5": routed by the id's JSON.
+    let dir = work("gateway-int-stream");
+    let mut g = gateway(
+        &["--listen", "stdio"],
+        &dir.join("gateway.jsonl"),
+        Stdio::piped(),
+        Stdio::piped(),
+    );
+    let mut input = g.0.stdin.take().unwrap();
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","id":5,"method":"swp/stream","params":{{"count":2}}}}"#
+    )
+    .unwrap();
+    drop(input);
+    let lines: Vec<serde_json::Value> = BufReader::new(g.0.stdout.take().unwrap())
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for l in &lines[..2] {
+        assert_eq!(l["params"]["progressToken"], 5, "{l}");
+    }
+    assert_eq!(lines[2]["id"], 5);
+    assert!(lines[2].get("result").is_some(), "{}", lines[2]);
 }

@@ -105,6 +105,11 @@ const SCRIPT: &str = r#"
     b.closest('tr').after(tr);
   });
   apply();
+  // A link to `report.html#v-<id>` (the interop matrix's cells) opens that vector's transcript.
+  if(location.hash.indexOf('#v-')===0){
+    var vr=document.getElementById(location.hash.slice(1)),vb=vr&&vr.querySelector('button[data-vector]');
+    if(vb){vb.click();vr.scrollIntoView();}
+  }
   // With #selftest in the URL the page exercises itself for the browser check: a filter
   // must show exactly the rows of one verdict, and a vector's transcript must render.
   if(location.hash==='#selftest'){

@@ -278,3 +278,22 @@ fn the_get_stream_carries_a_calls_messages_when_the_call_takes_json() {
         "the GET stream ends with its session"
     );
 }
+
+#[test]
+fn each_session_is_held_to_the_version_it_agreed_to() {
+    // An error response without an id is valid from 2025-11-25 on only. The 2025-06-18
+    // session initializes last, so a gateway that held every client to the version last
+    // negotiated would refuse the 2025-11-25 session's message too.
+    let (_g, port) = gateway("versions");
+    let newest = session(port);
+    let older = {
+        let init = INIT.replace("2025-11-25", "2025-06-18");
+        let a = request(port, "POST", &[BOTH], &init);
+        assert_eq!(a.status, 200);
+        a.header("mcp-session-id").unwrap().to_owned()
+    };
+    let no_id = r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"x"}}"#;
+    let at = |sid: &str| request(port, "POST", &[BOTH, ("Mcp-Session-Id", sid)], no_id).status;
+    assert_eq!(at(&newest), 202);
+    assert_eq!(at(&older), 400);
+}

@@ -151,7 +151,10 @@ impl Shared {
         client: &Client,
     ) -> Outcome {
         let (arrived, t0) = (SystemTime::now(), Instant::now());
-        let ingress = self.pipeline().ingress(bytes);
+        let ingress = match &client.version {
+            Some(v) => self.pipeline().ingress_at(bytes, Some(v)),
+            None => self.pipeline().ingress(bytes),
+        };
         let (id, method, msg_id, result) = match ingress {
             Ingress::Reject { id, method, error } => (id, method, None, Err(error)),
             Ingress::Forward(f) => {
@@ -277,6 +280,9 @@ impl Shared {
 pub(super) struct Client {
     pub(super) owner: Owner,
     pub(super) sink: Option<Sink>,
+    /// The protocol version its session agreed to (`None`: the pipeline's own, the last
+    /// one negotiated).
+    pub(super) version: Option<String>,
 }
 
 /// A client of a stdio or WebSocket connection: one message at a time, so the messages of
@@ -294,6 +300,7 @@ impl Serial {
             client: Client {
                 owner,
                 sink: Some(sink),
+                version: None,
             },
             rx,
         }

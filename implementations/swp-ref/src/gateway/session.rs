@@ -34,6 +34,8 @@ pub struct Session {
     pub owner: Owner,
     /// Whether its GET stream is open, and the signal that ends it.
     pub stream: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// The protocol version its initialize agreed to (the envelope rules it is held to).
+    pub version: Option<String>,
     last_used: u64,
 }
 
@@ -66,8 +68,9 @@ impl SessionError {
 }
 
 impl Sessions {
-    /// Starts session `id` for `owner`; returns the owner of a session ended to make room.
-    pub fn create(&mut self, id: String, owner: Owner) -> Option<Owner> {
+    /// Starts session `id` for `owner` at protocol `version`; returns the owner of a session
+    /// ended to make room.
+    pub fn create(&mut self, id: String, owner: Owner, version: Option<String>) -> Option<Owner> {
         let mut evicted = None;
         if self.map.len() >= MAX_SESSIONS {
             let oldest = self
@@ -86,6 +89,7 @@ impl Sessions {
             Session {
                 owner,
                 stream: None,
+                version,
                 last_used: self.clock,
             },
         );
@@ -116,18 +120,19 @@ impl Sessions {
         self.map.is_empty()
     }
 
-    /// The owner of the session a request names, or `None` for a request served outside
-    /// any session (an initialize without the header, or any request in optional mode).
+    /// The owner and protocol version of the session a request names, or `None` for a
+    /// request served outside any session (an initialize without the header, or any
+    /// request in optional mode).
     pub fn admit(
         &mut self,
         mode: SessionMode,
         header: Option<&str>,
         initialize: bool,
-    ) -> Result<Option<Owner>, SessionError> {
+    ) -> Result<Option<(Owner, Option<String>)>, SessionError> {
         match header {
             Some(id) => self
                 .get(id)
-                .map(|s| Some(s.owner))
+                .map(|s| Some((s.owner, s.version.clone())))
                 .ok_or(SessionError::Unknown),
             None if initialize || mode == SessionMode::Optional => Ok(None),
             None => Err(SessionError::Missing),
@@ -168,6 +173,14 @@ pub fn accepts<'a>(values: impl Iterator<Item = &'a str>, mime: &str) -> bool {
         });
         !zero && (m == mime || m == format!("{kind}/*") || m == "*/*")
     })
+}
+
+/// The protocol version an initialize response agreed to.
+pub fn agreed_version(response: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(response).ok()?;
+    v.pointer("/result/protocolVersion")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// The `method` of a JSON-RPC message, when it has a string one.
@@ -222,8 +235,11 @@ mod tests {
             s.admit(SessionMode::Optional, Some("nope"), false),
             Err(SessionError::Unknown)
         );
-        s.create("a".into(), 7);
-        assert_eq!(s.admit(m, Some("a"), false), Ok(Some(7)));
+        s.create("a".into(), 7, Some("2025-06-18".into()));
+        assert_eq!(
+            s.admit(m, Some("a"), false),
+            Ok(Some((7, Some("2025-06-18".into()))))
+        );
         assert!(s.remove("a").is_some());
         assert_eq!(
             s.admit(m, Some("a"), false).map_err(SessionError::status),
@@ -236,11 +252,11 @@ mod tests {
     fn the_table_is_bounded_and_spares_open_streams() {
         let mut s = Sessions::default();
         for k in 0..MAX_SESSIONS {
-            assert_eq!(s.create(format!("s{k}"), k as Owner), None);
+            assert_eq!(s.create(format!("s{k}"), k as Owner, None), None);
         }
         s.get("s0").unwrap().stream = Some(Default::default());
         // s0 has a stream; s1 is the least recently used without one.
-        assert_eq!(s.create("new".into(), 9999), Some(1));
+        assert_eq!(s.create("new".into(), 9999, None), Some(1));
         assert_eq!(s.len(), MAX_SESSIONS);
     }
 

@@ -136,7 +136,7 @@ async fn post(
         Ok(o) => o,
         Err(e) => return send_plain(&mut conn.stream, e.status(), &e.to_string(), close).await,
     };
-    let owner = in_session.unwrap_or_else(new_owner);
+    let (owner, version) = in_session.clone().unwrap_or_else(|| (new_owner(), None));
     let sse = session::accepts(head.headers_named("accept"), "text/event-stream");
     // Messages of this call go on its own SSE stream when the client takes one, else on
     // the session's GET stream (if open).
@@ -146,7 +146,11 @@ async fn post(
     } else {
         (None, None)
     };
-    let client = Client { owner, sink };
+    let client = Client {
+        owner,
+        sink,
+        version,
+    };
     let exchange = shared.exchange("http", "/mcp", body, &client);
     tokio::pin!(exchange);
     let mut streaming = false;
@@ -176,7 +180,8 @@ async fn post(
     };
     let mut issued = None;
     if initialize && in_session.is_none() && outcome.status == 200 {
-        issued = start_session(shared, owner).await;
+        let agreed = outcome.body.as_deref().and_then(session::agreed_version);
+        issued = start_session(shared, owner, agreed).await;
     }
     if streaming || !rest.is_empty() {
         if !streaming {
@@ -221,10 +226,10 @@ fn sse_head(session: Option<&str>, close: bool) -> Vec<u8> {
     h.into_bytes()
 }
 
-/// Issues a session for `owner` after a successful initialize.
-async fn start_session(shared: &Shared, owner: Owner) -> Option<String> {
+/// Issues a session for `owner` after a successful initialize that agreed to `version`.
+async fn start_session(shared: &Shared, owner: Owner, version: Option<String>) -> Option<String> {
     let id = session::new_session_id().ok()?;
-    let evicted = shared.sessions().create(id.clone(), owner);
+    let evicted = shared.sessions().create(id.clone(), owner, version);
     if let Some(old) = evicted {
         shared.upstream.forget(old).await;
     }

@@ -172,19 +172,36 @@ fn browser_counts_match(dir: &Path, m: &Value) -> bool {
     true
 }
 
+/// The matrix CI runs: the SWP stacks side by side over the whole catalog (the reference over
+/// TLS and the independent endpoints), and the reference MCP gateway in front of the
+/// reference endpoint as an intermediary pair.
+const SWP_MATRIX: &str = "suts:
+  - {label: reference-tls, manifest: reference-tls.yaml}
+  - {label: foreign-py, manifest: foreign-py.yaml}
+pairs:
+  - {label: gateway+serve, manifest: gateway-http.yaml, intermediary: swp-ref mcp-gateway, upstream: swp-ref serve}
+";
+
 #[test]
 fn the_swp_stacks_side_by_side_over_the_whole_catalog() {
     let dir = out_dir("swp");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The matrix file sits with the manifests it names.
+    let spec = root().join("target/matrix-test/swp-matrix.yaml");
+    let manifests = root().join("implementations/manifests");
+    std::fs::write(
+        &spec,
+        SWP_MATRIX.replace("manifest: ", &format!("manifest: {}/", manifests.display())),
+    )
+    .unwrap();
     let out = dir.to_string_lossy().into_owned();
     let o = bin(&[
         "matrix",
         "--quiet",
         "--jobs",
         "2",
-        "--sut",
-        "reference-tls=implementations/manifests/reference-tls.yaml",
-        "--sut",
-        "foreign-py=implementations/manifests/foreign-py.yaml",
+        "--matrix",
+        &spec.to_string_lossy(),
         "--out",
         &out,
     ]);
@@ -194,8 +211,13 @@ fn the_swp_stacks_side_by_side_over_the_whole_catalog() {
     let cat = common::catalog();
     assert_eq!(rows, cat.vectors.len() as u64, "one row per catalog vector");
     for c in m["columns"].as_array().unwrap() {
-        assert_eq!(c["status"], "complete", "{c}");
+        assert_eq!(c["status"], "complete", "{}", c["label"]);
     }
+    // The pair's cell in the pairs view counts what its column met.
+    let pair = &m["pairs"][0];
+    assert_eq!(pair["intermediary"], "swp-ref mcp-gateway");
+    assert!(pair["meets"].as_u64().unwrap() >= 10, "{pair}");
+    assert_eq!(pair["breaks"], 0, "{pair}");
     browser_counts_match(&dir, &m);
     // What the run prints names each column's claims.
     let text = String::from_utf8_lossy(&o.stdout);

@@ -64,10 +64,19 @@ pub fn matrix(o: &MatrixOptions) -> Result<Matrix, CliError> {
         jobs: u32::try_from(o.jobs).unwrap_or(u32::MAX),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         runs: seeds.iter().filter_map(|s| s.run.clone()).collect(),
+        peak_rss_kib: None,
     };
-    let m = crate::matrix::build(&o.out, &seeds, run);
+    let mut m = crate::matrix::build(&o.out, &seeds, run);
+    m.run.peak_rss_kib = peak_rss_kib();
     crate::matrix::write(&o.out, &m).map_err(io_error(&o.out))?;
     Ok(m)
+}
+
+/// This process's peak resident set (`VmHWM` of /proc/self/status), where Linux has it.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn run_columns(o: &MatrixOptions, seeds: &mut [ColumnSeed]) -> Result<(), CliError> {

@@ -48,6 +48,10 @@ pub struct MatrixRun {
     pub duration_ms: u64,
     /// Each column's run, in column order.
     pub runs: Vec<ColumnRun>,
+    /// The matrix process's own peak resident memory, in KiB (Linux `VmHWM`), read after the
+    /// page was built: what the matrix itself held, its column runs apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_kib: Option<u64>,
 }
 
 /// How one column's run ended.
@@ -448,6 +452,7 @@ impl Matrix {
             command: vec!["[redacted]".into()],
             jobs: m.run.jobs,
             duration_ms: 0,
+            peak_rss_kib: None,
             runs: m
                 .run
                 .runs

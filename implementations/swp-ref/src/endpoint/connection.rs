@@ -770,6 +770,43 @@ mod tests {
     }
 
     #[test]
+    fn a_fixture_asks_the_client_under_its_own_msg_id_and_answers_on_the_callers() {
+        let config = Config {
+            fixtures: Fixtures::Conformance,
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        let call = r#"{"name":"test_sampling","arguments":{"prompt":"Hi"}}"#;
+        c.on_bytes(&request(ID, "tools/call", call), 1_000);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1, "the ask, and no answer yet");
+        let ask = &d.frames[0];
+        assert_eq!((ask.profile_id, ask.msg_type), (1, 1));
+        assert_ne!(&ask.msg_id[..], ID, "a fresh msg_id of the endpoint's own");
+        let v: serde_json::Value = serde_json::from_slice(&ask.payload).unwrap();
+        assert_eq!(v["method"], "sampling/createMessage");
+        assert!(c.has_pending(), "the call waits for its answer");
+        // The same request msg_id again while the call waits is a duplicate in flight.
+        c.on_bytes(&request(ID, "ping", "{}"), 1_001);
+        assert_eq!(error_of(&drain(&mut c).frames[0]).0, "ERR_DUPLICATE_MSG_ID");
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"role":"assistant","content":{{"type":"text","text":"Yo"}},"model":"m"}}}}"#,
+            v["id"]
+        );
+        // An answer on another msg_id is not this ask's.
+        c.on_bytes(&frame_of(1, 2, 0, b"swp-ask-99999999", &answer), 1_002);
+        assert!(drain(&mut c).frames.is_empty());
+        c.on_bytes(&frame_of(1, 2, 0, &ask.msg_id, &answer), 1_003);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        let r = &d.frames[0];
+        assert_eq!((r.msg_type, &r.msg_id[..]), (2, ID));
+        let v: serde_json::Value = serde_json::from_slice(&r.payload).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], "LLM response: Yo");
+        assert!(!c.has_pending());
+    }
+
+    #[test]
     fn ping_is_answered_with_the_same_msg_id() {
         let mut c = Connection::new(Config::default(), None);
         c.on_bytes(&ping(ID), 1_000);

@@ -178,3 +178,49 @@ fn a_block_or_expectation_of_another_family_is_named_where_it_is() {
         "{p}"
     );
 }
+
+#[test]
+fn a_gateway_envelope_condition_and_mcp_actions_are_held_to_the_gateway_method() {
+    let d = scratch("gateway_envelope");
+    // The condition on a vector no gateway runs.
+    let v = vector(
+        "core_0001_x",
+        "  - send: {frame: {}}\n    expect: {accept: {}}\n",
+    )
+    .replace(
+        "steps:",
+        "applies_when: {gateway_envelope: seed-003}\nsteps:",
+    );
+    std::fs::write(d.join("core/core_0001_x.yaml"), v).unwrap();
+    // A gateway vector may send raw lines judged by `mcp` expectations, but not open a
+    // session.
+    std::fs::create_dir_all(d.join("gateway")).unwrap();
+    let gw = |id: &str, steps: &str| {
+        format!("id: {id}\ntitle: t\nnamespace: gateway\nrequirements: [CORE-001]\nmethods: [mcp_gateway]\napplies_when: {{gateway_envelope: mcp}}\nsteps:\n{steps}")
+    };
+    let line = "  - mcp: {line: 'x'}\n    expect: {mcp: {error: {codes: [-32700]}}}\n";
+    std::fs::write(
+        d.join("gateway/gateway_0001_x.yaml"),
+        gw("gateway_0001_x", line),
+    )
+    .unwrap();
+    let open = "  - mcp: {open: {}}\n";
+    std::fs::write(
+        d.join("gateway/gateway_0002_x.yaml"),
+        gw("gateway_0002_x", &format!("{open}{line}")),
+    )
+    .unwrap();
+    let p = problems(&d);
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(
+        p.iter().any(|x| x.contains("core_0001_x.yaml")
+            && x.contains("`applies_when.gateway_envelope` needs `methods: [mcp_gateway]`")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|x| x.contains("gateway_0002_x.yaml")
+                && x.contains("takes `mcp: {line}` steps only")),
+        "{p:?}"
+    );
+}

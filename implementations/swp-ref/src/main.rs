@@ -69,6 +69,11 @@ enum Cmd {
         /// Redact times and durations in the log (golden files).
         #[arg(long)]
         deterministic: bool,
+        /// Serve HTTP requests that carry no Mcp-Session-Id outside any session, instead of
+        /// refusing them with 400 (a session is still issued at initialize and checked
+        /// whenever a request names one).
+        #[arg(long)]
+        sessions_optional: bool,
         /// The contract client messages are held to: `mcp` (the MCP schema of the
         /// negotiated version: string or integer ids, optional params, client responses) or
         /// `seed-003` (string ids, params required, the seed's error table). See
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
             port_file,
             log,
             deterministic,
+            sessions_optional,
             envelope,
         } => {
             use swp_ref::gateway::serve::{ClientTransport, Options};
@@ -175,6 +181,11 @@ fn main() -> ExitCode {
                 allow_remote,
                 origins: swp_ref::gateway::origin::OriginPolicy::new(allow_origin),
                 server: server_limits.resolve(),
+                sessions: if sessions_optional {
+                    swp_ref::gateway::session::SessionMode::Optional
+                } else {
+                    swp_ref::gateway::session::SessionMode::Required
+                },
                 envelope,
             };
             match swp_ref::gateway::serve::run(opts) {

@@ -114,7 +114,13 @@ fn http_answers(policy: &[&str], log: &Path, dir: &Path) -> Vec<(u16, String)> {
     let pf = port_file.to_str().unwrap();
     let _g = gateway_as(
         policy,
-        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        &[
+            "--listen",
+            "http://127.0.0.1:0",
+            "--port-file",
+            pf,
+            "--sessions-optional",
+        ],
         log,
         Stdio::null(),
         Stdio::null(),
@@ -268,7 +274,13 @@ fn stream_partials_reach_stdio_and_websocket_clients_before_the_response() {
     let port_file = dir.join("port");
     let pf = port_file.to_str().unwrap();
     let _g = gateway(
-        &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+        &[
+            "--listen",
+            "http://127.0.0.1:0",
+            "--port-file",
+            pf,
+            "--sessions-optional",
+        ],
         &log,
         Stdio::null(),
         Stdio::null(),
@@ -359,9 +371,16 @@ fn websocket_and_http_clients_are_held_to_the_envelope_policy() {
         let dir = work(&format!("gateway-ws-{tag}"));
         let port_file = dir.join("port");
         let pf = port_file.to_str().unwrap();
+        // No initialize first: requests are served outside a session.
         let _g = gateway_as(
             policy,
-            &["--listen", "http://127.0.0.1:0", "--port-file", pf],
+            &[
+                "--listen",
+                "http://127.0.0.1:0",
+                "--port-file",
+                pf,
+                "--sessions-optional",
+            ],
             &dir.join("gateway.jsonl"),
             Stdio::null(),
             Stdio::null(),

@@ -4,9 +4,14 @@
 
 use super::a2a::{self, Agent};
 use super::agent;
+pub use super::conformance::Fixtures;
 use super::mcp::{self, Action, MSG_TYPE_NOTIFICATION, MSG_TYPE_REQUEST, MSG_TYPE_RESPONSE};
 use super::progress::FrameProgress;
 use super::reply::{self, Oversize, Reject};
+use super::script::Scripts;
+
+#[path = "connection_scripts.rs"]
+mod scripts;
 use super::{knows_profile, PROFILE_A2A, PROFILE_MCP};
 use bytes::{Bytes, BytesMut};
 use std::cmp::Ordering;
@@ -46,6 +51,8 @@ pub struct Config {
     pub p1_form: swp_profiles::p1::P1Form,
     /// The SWP-* test agent's implementation-defined parameters (the RPC replay window).
     pub agent: agent::Config,
+    /// The MCP fixture set served on profile 1.
+    pub fixtures: Fixtures,
 }
 
 impl Default for Config {
@@ -57,6 +64,7 @@ impl Default for Config {
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             p1_form: swp_profiles::p1::P1Form::Message,
             agent: agent::Config::default(),
+            fixtures: Fixtures::default(),
         }
     }
 }
@@ -173,6 +181,10 @@ pub struct Connection {
     /// Frames that arrived wait until the replies before them are written
     /// ([`OUTPUT_ALLOWANCE`]).
     paused: bool,
+    /// The conformance fixtures' per-connection state (log level, subscriptions).
+    fixture_state: super::conformance::State,
+    /// Requests answered in several steps (conformance fixtures).
+    scripts: Scripts,
 }
 
 /// Octets of replies one round of input may produce before the connection stops taking
@@ -188,6 +200,7 @@ impl Connection {
     /// A connection enforcing `config`; `identity` is the authenticated peer identity (S1
     /// identity surface), when the channel established one.
     pub fn new(config: Config, identity: Option<String>) -> Self {
+        let limits = config.limits;
         Connection {
             identity,
             receiver: Receiver::new(config.limits, config.policy),
@@ -206,6 +219,8 @@ impl Connection {
             seq: 0,
             generated_ids: 0,
             paused: false,
+            fixture_state: Default::default(),
+            scripts: Scripts::new(limits),
         }
     }
 
@@ -282,7 +297,7 @@ impl Connection {
                 self.error_frame(Reject::Core(error), msg_id, now_ms);
                 self.close();
             }
-            _ if self.pending.is_empty() && !self.swp.has_timers() => self.state = State::Closing,
+            _ if !self.has_pending() => self.state = State::Closing,
             _ => self.state = State::Draining,
         }
     }
@@ -303,7 +318,7 @@ impl Connection {
 
     /// Whether delayed responses are waiting for their deadline.
     pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty() || self.swp.has_timers()
+        !self.pending.is_empty() || self.swp.has_timers() || !self.scripts.is_empty()
     }
 
     /// Octets this connection holds on the peer's behalf: the input not yet taken (an
@@ -319,6 +334,7 @@ impl Connection {
         input
             .saturating_add(self.pending_bytes)
             .saturating_add(self.swp.held_bytes())
+            .saturating_add(self.scripts.held_bytes())
     }
 
     /// The edge ends the connection for a resource limit (a frame that stalled, the memory
@@ -337,10 +353,10 @@ impl Connection {
         match self.state {
             State::Open | State::Draining => {
                 let mcp = self.pending.peek().map(|p| p.deadline_ms);
-                match (mcp, self.swp.next_deadline()) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
+                [mcp, self.swp.next_deadline(), self.scripts.next_deadline()]
+                    .into_iter()
+                    .flatten()
+                    .min()
             }
             State::Closing | State::Closed => None,
         }
@@ -361,7 +377,10 @@ impl Connection {
         for out in self.swp.on_timer(now_ms) {
             self.agent_out(out, now_ms);
         }
-        if self.state == State::Draining && self.pending.is_empty() && !self.swp.has_timers() {
+        let mut outs = Vec::new();
+        self.scripts.on_timer(now_ms, &mut outs);
+        self.script_out(outs, now_ms);
+        if self.state == State::Draining && !self.has_pending() {
             self.state = State::Closing;
         }
     }
@@ -429,12 +448,20 @@ impl Connection {
             );
             return;
         }
-        match mcp::handle(
-            env.msg_type,
-            &env.payload,
-            self.identity.as_deref(),
-            &self.authz,
-        ) {
+        if env.msg_type == MSG_TYPE_RESPONSE && self.scripts.awaits(&env.msg_id) {
+            self.script_answer(env, now_ms);
+            return;
+        }
+        let action = match self.fixture_action(&env) {
+            Some(a) => a,
+            None => mcp::handle(
+                env.msg_type,
+                &env.payload,
+                self.identity.as_deref(),
+                &self.authz,
+            ),
+        };
+        match action {
             Action::Reply(payload) => self.respond(env.msg_id, Bytes::from(payload), now_ms),
             Action::Delayed { ms, payload } => {
                 let size = env.msg_id.len() + payload.len();
@@ -473,6 +500,7 @@ impl Connection {
             Action::Stream { partials, terminal } => {
                 self.stream(env.msg_id, partials, terminal, now_ms)
             }
+            Action::Script(steps) => self.start_script(env, steps, now_ms),
             Action::Nothing => {}
             Action::Reject(r) => self.error_frame(r, Some(env.msg_id), now_ms),
         }
@@ -665,6 +693,7 @@ impl Connection {
         self.pending.clear();
         self.pending_bytes = 0;
         self.in_flight.clear();
+        self.scripts = Scripts::new(self.config.limits);
     }
 }
 
@@ -738,6 +767,43 @@ mod tests {
             v["error"]["data"]["swp_error"].as_str().unwrap().to_owned(),
             v["error"]["code"].as_i64().unwrap(),
         )
+    }
+
+    #[test]
+    fn a_fixture_asks_the_client_under_its_own_msg_id_and_answers_on_the_callers() {
+        let config = Config {
+            fixtures: Fixtures::Conformance,
+            ..Config::default()
+        };
+        let mut c = Connection::new(config, None);
+        let call = r#"{"name":"test_sampling","arguments":{"prompt":"Hi"}}"#;
+        c.on_bytes(&request(ID, "tools/call", call), 1_000);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1, "the ask, and no answer yet");
+        let ask = &d.frames[0];
+        assert_eq!((ask.profile_id, ask.msg_type), (1, 1));
+        assert_ne!(&ask.msg_id[..], ID, "a fresh msg_id of the endpoint's own");
+        let v: serde_json::Value = serde_json::from_slice(&ask.payload).unwrap();
+        assert_eq!(v["method"], "sampling/createMessage");
+        assert!(c.has_pending(), "the call waits for its answer");
+        // The same request msg_id again while the call waits is a duplicate in flight.
+        c.on_bytes(&request(ID, "ping", "{}"), 1_001);
+        assert_eq!(error_of(&drain(&mut c).frames[0]).0, "ERR_DUPLICATE_MSG_ID");
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"role":"assistant","content":{{"type":"text","text":"Yo"}},"model":"m"}}}}"#,
+            v["id"]
+        );
+        // An answer on another msg_id is not this ask's.
+        c.on_bytes(&frame_of(1, 2, 0, b"swp-ask-99999999", &answer), 1_002);
+        assert!(drain(&mut c).frames.is_empty());
+        c.on_bytes(&frame_of(1, 2, 0, &ask.msg_id, &answer), 1_003);
+        let d = drain(&mut c);
+        assert_eq!(d.frames.len(), 1);
+        let r = &d.frames[0];
+        assert_eq!((r.msg_type, &r.msg_id[..]), (2, ID));
+        let v: serde_json::Value = serde_json::from_slice(&r.payload).unwrap();
+        assert_eq!(v["result"]["content"][0]["text"], "LLM response: Yo");
+        assert!(!c.has_pending());
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub enum Action {
         /// The terminal response payload.
         terminal: Vec<u8>,
     },
+    /// Run these steps over time: notifications, a server-to-client request, the
+    /// terminal response (the conformance fixtures, [`super::script`]).
+    Script(super::script::Script),
     /// Nothing to send.
     Nothing,
     /// Reject the frame with an error frame.

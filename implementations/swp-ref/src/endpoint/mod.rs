@@ -9,14 +9,16 @@
 pub mod a2a;
 pub mod agent;
 pub mod authz;
+pub mod conformance;
 pub mod connection;
 pub mod mcp;
 pub mod progress;
 pub mod reply;
+pub mod script;
 pub mod tools;
 
 pub use connection::{
-    Config, Connection, Notice, Output, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
+    Config, Connection, Fixtures, Notice, Output, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
 };
 pub use reply::Reject;
 

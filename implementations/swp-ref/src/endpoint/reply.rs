@@ -206,6 +206,8 @@ pub const ERROR_ID_PREFIX: &str = "swp-err-";
 pub const NOTIFICATION_ID_PREFIX: &str = "swp-ntf-";
 /// Prefix of the msg_ids of A2A messages the endpoint originates (Handshake, Event, Result).
 pub const A2A_ID_PREFIX: &str = "swp-a2a-";
+/// Prefix of the msg_ids of server-to-client MCP requests the endpoint originates.
+pub const ASK_ID_PREFIX: &str = "swp-ask-";
 /// Prefix of the msg_ids of SWP-* messages the endpoint originates (stream items, events,
 /// chunks).
 pub const AGENT_ID_PREFIX: &str = "swp-out-";
@@ -227,6 +229,12 @@ pub fn notification_msg_id(counter: u64, limits: &Limits) -> Bytes {
 /// A fresh msg_id for an A2A message the endpoint originates.
 pub fn a2a_msg_id(counter: u64, limits: &Limits) -> Bytes {
     generated_msg_id(A2A_ID_PREFIX, counter, limits)
+}
+
+/// A fresh msg_id for a server-to-client MCP request the endpoint originates (the
+/// conformance fixtures' sampling and elicitation); the client's answer comes back on it.
+pub fn ask_msg_id(counter: u64, limits: &Limits) -> Bytes {
+    generated_msg_id(ASK_ID_PREFIX, counter, limits)
 }
 
 /// A fresh msg_id for an SWP-* message the endpoint originates.

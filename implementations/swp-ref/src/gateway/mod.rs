@@ -10,10 +10,14 @@ pub mod log;
 pub mod origin;
 pub mod pipeline;
 pub mod policy;
+pub mod route;
 pub mod schemas;
 pub mod serve;
+pub mod session;
+pub mod streamable;
 pub mod upstream;
 pub mod ws;
+pub mod wsconn;
 
 pub use canonical::{Canonical, GatewayError, UnknownCanonical};
 pub use pipeline::{Ingress, Pipeline};

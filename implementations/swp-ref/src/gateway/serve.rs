@@ -4,12 +4,14 @@
 //! clients are held to the server limits (crate::limits) and the origin policy.
 
 use super::canonical::{Canonical, GatewayError};
+use super::http;
 use super::log::{ErrorPayload, Event, Ids, Log};
 use super::origin::OriginPolicy;
 use super::pipeline::{Ingress, Pipeline, MAX_MESSAGE_BYTES};
 use super::policy::EnvelopePolicy;
+use super::route::{Owner, Sink};
+use super::session::{SessionMode, Sessions};
 use super::upstream::{Upstream, UpstreamAddr};
-use super::{http, ws};
 use crate::limits::accept::{self as accepting, Backoff};
 use crate::limits::{Admit, Budget, Charge, OverBudget, ServerLimits, Slot, Slots};
 use std::path::PathBuf;
@@ -52,6 +54,8 @@ pub struct Options {
     pub origins: OriginPolicy,
     /// Connection cap, timeouts, memory budget, keepalive (docs/reference-limits.md).
     pub server: ServerLimits,
+    /// Whether HTTP requests outside a Streamable HTTP session are served.
+    pub sessions: SessionMode,
     /// The contract client messages are held to (`--envelope`).
     pub envelope: EnvelopePolicy,
 }
@@ -101,41 +105,56 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
     move |source| ServeError::Io { what, source }
 }
 
-struct Shared {
+pub(super) struct Shared {
     pipeline: Mutex<Pipeline>,
     policy: EnvelopePolicy,
-    upstream: Upstream,
+    pub(super) upstream: Upstream,
     log: Log,
-    origins: OriginPolicy,
+    pub(super) origins: OriginPolicy,
     limits: ServerLimits,
+    /// The Streamable HTTP sessions.
+    pub(super) sessions: Mutex<Sessions>,
+    /// Whether requests outside a session are served.
+    pub(super) session_mode: SessionMode,
 }
 
 /// What one client message produced: the HTTP status it maps to and the body to send
-/// (`None` for a notification, which gets no response).
-struct Outcome {
-    status: u16,
-    body: Option<Vec<u8>>,
+/// (`None` for a notification or an answer, which get no response).
+pub(super) struct Outcome {
+    pub(super) status: u16,
+    pub(super) body: Option<Vec<u8>>,
 }
 
 impl Shared {
+    /// The session table (its lock is never held across an await).
+    pub(super) fn sessions(&self) -> std::sync::MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn pipeline(&self) -> std::sync::MutexGuard<'_, Pipeline> {
         // A panic while holding the lock cannot leave the pipeline half-updated in a way
         // that matters (it only caches schemas), so a poisoned lock is used as is.
         self.pipeline.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// One client message through the pipeline and, when valid, upstream. With `partials`,
-    /// upstream notifications naming the request (stream partials, §7) go to that sink while
-    /// the request is in flight; they are all in it before this returns the response.
-    async fn exchange(
+    /// One client message through the pipeline and, when valid, upstream. Upstream
+    /// messages that belong to the request (stream partials §7, logs, server-to-client
+    /// requests) go to the client's sink while the request is in flight; they are all in it
+    /// before this returns the response. A client's answer to a server-to-client request
+    /// (the pipeline admits one under the mcp policy) goes upstream on that request's
+    /// msg_id and gets no response.
+    pub(super) async fn exchange(
         &self,
         transport: &'static str,
         route: &'static str,
         bytes: &[u8],
-        partials: Option<&Partials>,
+        client: &Client,
     ) -> Outcome {
         let (arrived, t0) = (SystemTime::now(), Instant::now());
-        let ingress = self.pipeline().ingress(bytes);
+        let ingress = match &client.version {
+            Some(v) => self.pipeline().ingress_at(bytes, Some(v)),
+            None => self.pipeline().ingress(bytes),
+        };
         let (id, method, msg_id, result) = match ingress {
             Ingress::Reject { id, method, error } => (id, method, None, Err(error)),
             Ingress::Forward(f) => {
@@ -143,10 +162,11 @@ impl Shared {
                 let method = Some(f.pending.method.clone()).filter(|m| !m.is_empty());
                 if f.msg_type == swp_profiles::mcp::MSG_TYPE_RESPONSE {
                     // The client answering a server-initiated request: accepted like a
-                    // notification (HTTP 202, nothing back), forwarded upstream.
+                    // notification (HTTP 202, nothing back), forwarded upstream on the
+                    // request's msg_id when it was this client's.
                     let r = self
                         .upstream
-                        .respond(f.pending.id.as_deref(), f.payload)
+                        .respond(client.owner, f.pending.id.as_deref(), f.payload)
                         .await;
                     let r = r
                         .map(|_| None)
@@ -160,8 +180,9 @@ impl Shared {
                     (id, method, None, r)
                 } else {
                     let key = f.pending.id.clone().unwrap_or_default();
+                    let token = super::route::progress_token(&f.payload);
                     let answer = self
-                        .request_upstream(key, partials.map(|p| p.0.clone()), f.msg_type, f.payload)
+                        .request_upstream(key, client, token, f.msg_type, f.payload)
                         .await;
                     match answer {
                         Err(_) => (
@@ -226,12 +247,16 @@ impl Shared {
     async fn request_upstream(
         &self,
         id: String,
-        sink: Option<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>,
+        client: &Client,
+        token: Option<String>,
         msg_type: u64,
         payload: Vec<u8>,
     ) -> Result<super::upstream::Answer, tokio::time::error::Elapsed> {
         let deadline = tokio::time::Instant::now() + UPSTREAM_TIMEOUT;
-        let claim = tokio::time::timeout_at(deadline, self.upstream.claim(&id, sink)).await?;
+        let claim = self
+            .upstream
+            .claim(&id, client.owner, token, client.sink.clone());
+        let claim = tokio::time::timeout_at(deadline, claim).await?;
         let up = self.upstream.clone();
         let mut request = Box::pin(async move { up.request(msg_type, payload).await });
         match tokio::time::timeout_at(deadline, &mut request).await {
@@ -250,23 +275,47 @@ impl Shared {
     }
 }
 
-/// A client's sink for stream partials, and the receiving end its transport drains before
-/// writing each response (so partials always precede their terminal response).
-struct Partials(
-    tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
-    tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
-);
+/// A client as the router sees it: who it is, and where the upstream messages that belong
+/// to its calls go.
+pub(super) struct Client {
+    pub(super) owner: Owner,
+    pub(super) sink: Option<Sink>,
+    /// The protocol version its session agreed to (`None`: the pipeline's own, the last
+    /// one negotiated).
+    pub(super) version: Option<String>,
+}
 
-impl Partials {
-    fn new() -> Self {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        Partials(tx, rx)
+/// A client of a stdio or WebSocket connection: one message at a time, so the messages of
+/// its call arrive in `rx`, drained before each response (they always precede it), and it
+/// cannot answer a server request while its own call is in flight.
+pub(super) struct Serial {
+    pub(super) client: Client,
+    rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl Serial {
+    pub(super) fn new(owner: Owner) -> Self {
+        let (sink, rx) = super::route::sink(false);
+        Serial {
+            client: Client {
+                owner,
+                sink: Some(sink),
+                version: None,
+            },
+            rx,
+        }
     }
 
-    /// The partials received so far.
-    fn drain(&mut self) -> Vec<Vec<u8>> {
-        std::iter::from_fn(|| self.1.try_recv().ok()).collect()
+    /// The messages received so far.
+    pub(super) fn drain(&mut self) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| self.rx.try_recv().ok()).collect()
     }
+}
+
+/// A fresh owner number for a client.
+pub(super) fn new_owner() -> Owner {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 fn hex(b: &[u8]) -> String {
@@ -329,6 +378,8 @@ async fn serve(opts: Options) -> Result<(), ServeError> {
         log: Log::new(log_out, opts.deterministic),
         origins: opts.origins.clone(),
         limits: opts.server,
+        sessions: Mutex::new(Sessions::default()),
+        session_mode: opts.sessions,
     });
     match (&opts.transport, bind_addrs) {
         (ClientTransport::Http(addr), Some(addrs)) => {
@@ -397,7 +448,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 };
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    let _ = serve_http(shared, conn).await;
+                    let _ = super::streamable::serve_http(shared, conn).await;
                 });
                 if evicted {
                     // Let the evicted connection close (and free its descriptor) before a
@@ -417,16 +468,16 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 const READ_CHUNK: usize = 16 * 1024;
 
 /// One HTTP client connection and the limits it is held to.
-struct Conn {
-    stream: TcpStream,
+pub(super) struct Conn {
+    pub(super) stream: TcpStream,
     chunk: Vec<u8>,
-    slot: Slot,
-    charge: Charge,
-    limits: ServerLimits,
+    pub(super) slot: Slot,
+    pub(super) charge: Charge,
+    pub(super) limits: ServerLimits,
 }
 
 /// What one read brought.
-enum Got {
+pub(super) enum Got {
     /// Octets, appended to the buffer.
     Data,
     /// The peer ended its stream.
@@ -442,7 +493,7 @@ enum Got {
 impl Conn {
     /// Reads more octets into `buf` unless `deadline` passes or the connection is evicted
     /// first; `extra` is what the connection holds beyond `buf` (charged together).
-    async fn fill(
+    pub(super) async fn fill(
         &mut self,
         buf: &mut Vec<u8>,
         deadline: Option<tokio::time::Instant>,
@@ -472,7 +523,7 @@ impl Conn {
 
     /// Writes `bytes`; a client that does not read them within the body timeout loses the
     /// connection rather than holding it (and the reply) forever.
-    async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(super) async fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         let t = self.limits.body_timeout;
         tokio::time::timeout(t, self.stream.write_all(bytes))
             .await
@@ -486,7 +537,7 @@ impl Conn {
 
     /// The deadline for input: the idle timeout from `since` while nothing is buffered,
     /// else `limit` from when the current unit began.
-    fn deadline(
+    pub(super) fn deadline(
         &self,
         idle: bool,
         since: tokio::time::Instant,
@@ -503,7 +554,7 @@ impl Conn {
 async fn serve_stdio(shared: Arc<Shared>) -> Result<(), ServeError> {
     let mut input = BufReader::new(tokio::io::stdin());
     let mut out = tokio::io::stdout();
-    let mut partials = Partials::new();
+    let mut serial = Serial::new(new_owner());
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -521,10 +572,8 @@ async fn serve_stdio(shared: Arc<Shared>) -> Result<(), ServeError> {
         if msg.is_empty() {
             continue;
         }
-        let outcome = shared
-            .exchange("stdio", "stdio", msg, Some(&partials))
-            .await;
-        for mut line in partials.drain().into_iter().chain(outcome.body) {
+        let outcome = shared.exchange("stdio", "stdio", msg, &serial.client).await;
+        for mut line in serial.drain().into_iter().chain(outcome.body) {
             line.push(b'\n');
             out.write_all(&line).await.map_err(io("write stdout"))?;
         }
@@ -548,104 +597,14 @@ fn trim(b: &[u8]) -> &[u8] {
     &b[start..end]
 }
 
-async fn serve_http(shared: Arc<Shared>, mut conn: Conn) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(8192);
-    loop {
-        // Waiting for a request: idle (evictable, idle timeout) until its first octet, then
-        // the head must be complete within the header timeout.
-        let mut since = tokio::time::Instant::now();
-        let head = loop {
-            match http::parse_head(&buf) {
-                Ok(Some(h)) => break h,
-                Ok(None) => {}
-                Err(e) => return refuse(&mut conn, e.status, &e.reason).await,
-            }
-            let idle = buf.is_empty();
-            conn.slot.set_idle(idle);
-            let deadline = conn.deadline(idle, since, conn.limits.header_timeout);
-            match conn.fill(&mut buf, deadline, 0).await? {
-                Got::Data if idle => since = tokio::time::Instant::now(),
-                Got::Data => {}
-                Got::Eof | Got::Evicted => return Ok(()),
-                Got::Timeout if idle => return Ok(()),
-                Got::Timeout => return refuse(&mut conn, 408, "request head too slow").await,
-                Got::OverBudget(e) => return refuse(&mut conn, 503, &e.to_string()).await,
-            }
-        };
-        conn.slot.set_idle(false);
-        if head.path != "/mcp" {
-            // Seed 001 §5: the MCP route is separate; nothing else is served here. A body
-            // sent there is never read, so the connection cannot go on: its octets would
-            // be taken for the next request (issue 19, D5).
-            let close = head.header_has("connection", "close") || head.may_have_body();
-            send_plain(&mut conn.stream, 404, "only /mcp is served", close).await?;
-            if close {
-                return Ok(());
-            }
-            buf.drain(..head.head_len.min(buf.len()));
-            continue;
-        }
-        if let Err(why) = shared.origins.check(head.headers_named("origin")) {
-            return refuse(&mut conn, 403, &why).await;
-        }
-        if head.method == "GET" && head.header_has("upgrade", "websocket") {
-            buf.drain(..head.head_len.min(buf.len()));
-            return serve_ws(shared, conn, head, buf).await;
-        }
-        if head.method != "POST" {
-            return refuse(
-                &mut conn,
-                405,
-                "POST a JSON-RPC message, or upgrade to WebSocket",
-            )
-            .await;
-        }
-        let len = match head.content_length(MAX_MESSAGE_BYTES) {
-            Ok(n) => n,
-            Err(e) => return refuse(&mut conn, e.status, &e.reason).await,
-        };
-        let body_since = tokio::time::Instant::now();
-        while buf.len() < head.head_len + len {
-            let deadline = Some(body_since + conn.limits.body_timeout);
-            match conn.fill(&mut buf, deadline, 0).await? {
-                Got::Data => {}
-                Got::Eof | Got::Evicted => return Ok(()),
-                Got::Timeout => return refuse(&mut conn, 408, "request body too slow").await,
-                Got::OverBudget(e) => return refuse(&mut conn, 503, &e.to_string()).await,
-            }
-        }
-        let body: Vec<u8> = buf[head.head_len..head.head_len + len].to_vec();
-        buf.drain(..head.head_len + len);
-        let _ = conn.charge.set(buf.len());
-        // One HTTP response per request: stream partials have nowhere to go.
-        let outcome = shared.exchange("http", "/mcp", &body, None).await;
-        let close = head.header_has("connection", "close");
-        let extra: &[(&str, &str)] = if close {
-            &[("Connection", "close")]
-        } else {
-            &[]
-        };
-        let resp = http::response(
-            outcome.status,
-            "application/json",
-            outcome.body.as_deref().unwrap_or_default(),
-            extra,
-        );
-        conn.send(&resp).await?;
-        if close {
-            return conn.stream.shutdown().await;
-        }
-    }
-}
-
 /// Answers `status` and closes: the connection's buffered input is released first, so a
 /// connection that lingers to drain its client holds no share of the memory budget.
-async fn refuse(conn: &mut Conn, status: u16, text: &str) -> std::io::Result<()> {
+pub(super) async fn refuse(conn: &mut Conn, status: u16, text: &str) -> std::io::Result<()> {
     let _ = conn.charge.set(0);
     send_plain(&mut conn.stream, status, text, true).await
 }
 
-async fn send_plain(
+pub(super) async fn send_plain(
     stream: &mut TcpStream,
     status: u16,
     text: &str,
@@ -693,95 +652,4 @@ async fn linger(stream: &mut TcpStream) {
         }
     })
     .await;
-}
-
-async fn serve_ws(
-    shared: Arc<Shared>,
-    mut conn: Conn,
-    head: http::Head,
-    mut buf: Vec<u8>,
-) -> std::io::Result<()> {
-    let Some(key) = head.header("sec-websocket-key") else {
-        return refuse(&mut conn, 400, "Sec-WebSocket-Key is missing").await;
-    };
-    if head.header("sec-websocket-version") != Some("13") {
-        return refuse(&mut conn, 426, "Sec-WebSocket-Version 13 only").await;
-    }
-    let accept = ws::accept_key(key);
-    let resp = http::response(
-        101,
-        "",
-        b"",
-        &[
-            ("Upgrade", "websocket"),
-            ("Connection", "Upgrade"),
-            ("Sec-WebSocket-Accept", &accept),
-        ],
-    );
-    // A 101 carries no body, so no Content-Length either.
-    let resp = String::from_utf8_lossy(&resp).replace("Content-Length: 0\r\n", "");
-    conn.stream.write_all(resp.as_bytes()).await?;
-    let mut decoder = ws::Decoder::new(MAX_MESSAGE_BYTES);
-    let mut partials = Partials::new();
-    let mut since = tokio::time::Instant::now();
-    let mut was_idle = true;
-    loop {
-        match decoder.decode(&mut buf) {
-            Ok(Some(ws::Message::Text(text))) => {
-                conn.slot.set_idle(false);
-                let _ = conn.charge.set(buf.len() + decoder.buffered());
-                let outcome = shared
-                    .exchange("websocket", "/mcp", text.as_bytes(), Some(&partials))
-                    .await;
-                for msg in partials.drain().into_iter().chain(outcome.body) {
-                    conn.send(&ws::encode(ws::opcode::TEXT, &msg)).await?;
-                }
-                continue;
-            }
-            Ok(Some(ws::Message::Ping(p))) => {
-                conn.send(&ws::encode(ws::opcode::PONG, &p)).await?;
-                continue;
-            }
-            Ok(Some(ws::Message::Pong)) => continue,
-            Ok(Some(ws::Message::Close)) => {
-                conn.stream
-                    .write_all(&ws::close_frame(ws::close::NORMAL, ""))
-                    .await?;
-                return conn.stream.shutdown().await;
-            }
-            Ok(None) => {}
-            Err(e) => {
-                conn.stream
-                    .write_all(&ws::close_frame(e.code, e.reason))
-                    .await?;
-                return conn.stream.shutdown().await;
-            }
-        }
-        // Between messages the connection is idle; once a message has begun, all of it
-        // must arrive within the body timeout.
-        let idle = buf.is_empty() && decoder.buffered() == 0;
-        if idle != was_idle {
-            since = tokio::time::Instant::now();
-            was_idle = idle;
-        }
-        conn.slot.set_idle(idle);
-        let deadline = conn.deadline(idle, since, conn.limits.body_timeout);
-        let (code, reason) = match conn.fill(&mut buf, deadline, decoder.buffered()).await? {
-            Got::Data => {
-                if idle {
-                    since = tokio::time::Instant::now();
-                    was_idle = false;
-                }
-                continue;
-            }
-            Got::Eof | Got::Evicted => return Ok(()),
-            Got::Timeout if idle => (ws::close::GOING_AWAY, "idle timeout"),
-            Got::Timeout => (ws::close::POLICY, "message too slow"),
-            Got::OverBudget(_) => (ws::close::TRY_AGAIN_LATER, "memory budget spent"),
-        };
-        conn.stream
-            .write_all(&ws::close_frame(code, reason))
-            .await?;
-        return conn.stream.shutdown().await;
-    }
 }

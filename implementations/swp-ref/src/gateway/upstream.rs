@@ -1,9 +1,10 @@
 //! The gateway's upstream link: one SWP connection (loopback TCP, or the stdio of a spawned
 //! endpoint) carrying profile-1 frames. Requests get fresh msg_ids from the profile's
 //! correlator; one task writes frames and matches responses back to their waiters. Requests
-//! the upstream sends (server-initiated) are remembered by JSON-RPC id, so a client's
-//! response to one goes back under that request's msg_id (mcp-mapping §5).
+//! the upstream sends (server-initiated) are routed to their client ([`super::route`]), so
+//! the client's response goes back under that request's msg_id (mcp-mapping §5).
 
+use super::route::{Delivery, Owner, Route, Sink, Table};
 use bytes::BytesMut;
 use std::process::Stdio;
 use swp_core::frame::FrameDecoder;
@@ -51,29 +52,18 @@ struct Job {
     msg_type: u64,
     payload: Vec<u8>,
     reply: Option<oneshot::Sender<Answer>>,
-    /// The msg_id to send under (a response reuses its request's); `None`: a fresh one.
-    msg_id: Option<Vec<u8>>,
+    /// A response to an upstream request goes on that request's msg_id.
+    on: Option<Vec<u8>>,
 }
-
-/// The server-initiated requests awaiting a client's response: JSON-RPC id (raw JSON text)
-/// to the msg_id the request came under. Bounded by [`MAX_IN_FLIGHT`].
-pub type Inbound = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>>;
 
 /// The JSON-RPC ids in flight upstream, each owned by one client request, with the sink its
-/// stream partials go to. All clients share one upstream link, and the upstream correlates
-/// partials by the request id alone (`progressToken`), so two clients' requests with the
-/// same id must never be in flight at once: a second one waits for the first to finish
-/// (issue 19, D3). Ids are kept unchanged on the way through (mcp-mapping §5).
-pub type Routes = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Route>>>;
-
-/// One id in flight.
-#[derive(Debug)]
-pub struct Route {
-    /// Where its partials go (`None`: the client has no way to receive them, e.g. HTTP).
-    sink: Option<mpsc::UnboundedSender<Vec<u8>>>,
-    /// Woken when the id is free again.
-    freed: std::sync::Arc<tokio::sync::Notify>,
-}
+/// server messages go to (stream partials, logs, server-to-client requests), and the
+/// server-to-client requests waiting for their answers ([`super::route`]). All clients
+/// share one upstream link, and the upstream correlates partials by the request id alone
+/// (`progressToken`, the related-request `_meta`), so two clients' requests with the same
+/// id must never be in flight at once: a second one waits for the first to finish (issue
+/// 19, D3). Ids are kept unchanged on the way through (mcp-mapping §5).
+pub type Routes = std::sync::Arc<std::sync::Mutex<Table>>;
 
 /// Ownership of one JSON-RPC id upstream; the id is free again when this is dropped.
 #[derive(Debug)]
@@ -86,10 +76,11 @@ pub struct IdClaim {
 impl Drop for IdClaim {
     fn drop(&mut self) {
         let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        if r.get(&self.id)
+        if r.ids
+            .get(&self.id)
             .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &self.freed))
         {
-            r.remove(&self.id);
+            r.ids.remove(&self.id);
         }
         drop(r);
         self.freed.notify_waiters();
@@ -101,7 +92,6 @@ impl Drop for IdClaim {
 pub struct Upstream {
     jobs: mpsc::Sender<Job>,
     routes: Routes,
-    inbound: Inbound,
 }
 
 impl Upstream {
@@ -110,14 +100,12 @@ impl Upstream {
         let (tx, rx) = mpsc::channel(256);
         let routes = Routes::default();
         let link_routes = routes.clone();
-        let inbound = Inbound::default();
-        let link_inbound = inbound.clone();
         match addr {
             UpstreamAddr::Tcp(a) => {
                 let s = tokio::net::TcpStream::connect(a).await?;
                 s.set_nodelay(true)?;
                 let (r, w) = s.into_split();
-                tokio::spawn(link(r, w, rx, limits, link_routes, link_inbound));
+                tokio::spawn(link(r, w, rx, limits, link_routes));
             }
             UpstreamAddr::Command(argv) => {
                 let (prog, args) = argv.split_first().ok_or_else(|| {
@@ -134,31 +122,35 @@ impl Upstream {
                     return Err(std::io::Error::other("the upstream command has no stdio"));
                 };
                 tokio::spawn(async move {
-                    link(r, w, rx, limits, link_routes, link_inbound).await;
+                    link(r, w, rx, limits, link_routes).await;
                     let _ = child.kill().await;
                 });
             }
         }
-        Ok(Upstream {
-            jobs: tx,
-            routes,
-            inbound,
-        })
+        Ok(Upstream { jobs: tx, routes })
     }
 
-    /// Takes ownership of the JSON-RPC id `id` (raw JSON text) upstream, waiting while another request with
-    /// that id is in flight; until the claim is dropped, upstream notifications whose
-    /// progressToken is `id` go to `sink` (and nowhere when `sink` is `None`).
-    pub async fn claim(&self, id: &str, sink: Option<mpsc::UnboundedSender<Vec<u8>>>) -> IdClaim {
+    /// Takes ownership of the JSON-RPC id `id` (raw JSON text) upstream, waiting while another
+    /// request with that id is in flight; until the claim is dropped, upstream messages
+    /// that belong to the request go to `sink` (and nowhere when `sink` is `None`).
+    pub async fn claim(
+        &self,
+        id: &str,
+        owner: Owner,
+        token: Option<String>,
+        sink: Option<Sink>,
+    ) -> IdClaim {
         use std::collections::hash_map::Entry;
         loop {
             let busy = {
                 let mut r = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-                match r.entry(id.to_owned()) {
+                match r.ids.entry(id.to_owned()) {
                     Entry::Vacant(v) => {
                         let freed = std::sync::Arc::new(tokio::sync::Notify::new());
                         v.insert(Route {
                             sink,
+                            owner,
+                            token,
                             freed: freed.clone(),
                         });
                         return IdClaim {
@@ -178,6 +170,7 @@ impl Upstream {
                 .routes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
+                .ids
                 .get(id)
                 .is_some_and(|e| std::sync::Arc::ptr_eq(&e.freed, &busy));
             if still {
@@ -194,7 +187,7 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: Some(tx),
-                msg_id: None,
+                on: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)?;
@@ -208,23 +201,29 @@ impl Upstream {
                 msg_type,
                 payload,
                 reply: None,
-                msg_id: None,
+                on: None,
             })
             .await
             .map_err(|_| UpstreamError::Closed)
     }
 
-    /// Sends a client's response to a server-initiated request: under that request's
-    /// msg_id when the upstream sent one with JSON-RPC id `id` (raw JSON text), else under
-    /// a fresh msg_id, leaving an unsolicited response for the upstream to judge (it owns its
-    /// request ids; ignoring and refusing are both conformant, SI-039). Returns whether a
-    /// request was waiting for it.
-    pub async fn respond(&self, id: Option<&str>, payload: Vec<u8>) -> Result<bool, UpstreamError> {
+    /// Sends a client's response to a server-initiated request (JSON-RPC `id`, raw JSON
+    /// text): under that request's msg_id when the upstream sent one to this client, else
+    /// under a fresh msg_id, leaving an unsolicited response for the upstream to judge (it
+    /// owns its request ids; ignoring and refusing are both conformant, SI-039). Returns
+    /// whether a request was waiting for it.
+    pub async fn respond(
+        &self,
+        owner: Owner,
+        id: Option<&str>,
+        payload: Vec<u8>,
+    ) -> Result<bool, UpstreamError> {
         let msg_id = id.and_then(|id| {
-            self.inbound
+            self.routes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .remove(id)
+                .answer(owner, id)
+                .ok()
         });
         let solicited = msg_id.is_some();
         self.jobs
@@ -232,16 +231,58 @@ impl Upstream {
                 msg_type: MSG_TYPE_RESPONSE,
                 payload,
                 reply: None,
-                msg_id,
+                on: msg_id,
             })
             .await
             .map_err(|_| UpstreamError::Closed)?;
         Ok(solicited)
     }
 
-    /// The server-initiated requests awaiting a client's response.
-    pub fn inbound(&self) -> &Inbound {
-        &self.inbound
+    async fn respond_on(&self, msg_id: Vec<u8>, payload: Vec<u8>) -> Result<(), UpstreamError> {
+        self.jobs
+            .send(Job {
+                msg_type: MSG_TYPE_RESPONSE,
+                payload,
+                reply: None,
+                on: Some(msg_id),
+            })
+            .await
+            .map_err(|_| UpstreamError::Closed)
+    }
+
+    /// Opens a client's own stream for server messages unrelated to its calls.
+    pub fn open_stream(&self, owner: Owner, sink: Sink) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .open_stream(owner, sink);
+    }
+
+    /// Closes a client's own stream.
+    pub fn close_stream(&self, owner: Owner) {
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .close_stream(owner);
+    }
+
+    /// A client is gone (its session ended): the server requests still waiting on it are
+    /// answered upstream with an error at once, rather than left to time out.
+    pub async fn forget(&self, owner: Owner) {
+        let waiting = self
+            .routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .forget(owner);
+        for msg_id in waiting {
+            let gone = swp_profiles::mcp::jsonrpc::error(
+                "null",
+                swp_profiles::mcp::jsonrpc::INTERNAL_ERROR,
+                "Internal error: the client's session ended",
+                None,
+            );
+            let _ = self.respond_on(msg_id, gone).await;
+        }
     }
 }
 
@@ -251,53 +292,12 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Hands an upstream notification to the client request that owns the id its
-/// progressToken names.
-/// Called in frame order, before any later response is handed over, so a client sink sees
-/// partials before the terminal response.
-fn route_notification(routes: &Routes, payload: &[u8]) {
-    // Ids are owned as raw JSON text, so the token `7` names request 7 and `"7"` request "7".
-    let token = serde_json::from_slice::<serde_json::Value>(payload)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/params/progressToken")
-                .filter(|t| t.is_string() || t.is_number())
-                .map(ToString::to_string)
-        });
-    let Some(token) = token else { return };
-    let r = routes.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(sink) = r.get(&token).and_then(|route| route.sink.as_ref()) {
-        let _ = sink.send(payload.to_vec());
-    }
-}
-
-/// Remembers a request the upstream sent, by its JSON-RPC id, so the client's response can
-/// reuse its msg_id; a request without a readable id, or beyond the bound, is not
-/// remembered (its response then travels under a fresh msg_id).
-fn remember_inbound(inbound: &Inbound, msg_id: &[u8], payload: &[u8]) {
-    let Some(id) = serde_json::from_slice::<serde_json::Value>(payload)
-        .ok()
-        .and_then(|v| {
-            v.get("id")
-                .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
-                .map(ToString::to_string)
-        })
-    else {
-        return;
-    };
-    let mut table = inbound.lock().unwrap_or_else(|p| p.into_inner());
-    if table.len() < MAX_IN_FLIGHT || table.contains_key(&id) {
-        table.insert(id, msg_id.to_vec());
-    }
-}
-
 async fn link<R, W>(
     mut r: R,
     mut w: W,
     mut jobs: mpsc::Receiver<Job>,
     limits: Limits,
     routes: Routes,
-    inbound: Inbound,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -312,9 +312,13 @@ async fn link<R, W>(
             job = jobs.recv() => {
                 let Some(job) = job else { break };
                 let notification = job.reply.is_none();
-                let msg_id = if let Some(reused) = job.msg_id {
-                    reused
-                } else {
+                if let Some(on) = job.on {
+                    // A response to the upstream's own request: its msg_id, not ours.
+                    if write_frame(&mut w, job.msg_type, on, job.payload).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
                 if corr.len() >= MAX_IN_FLIGHT {
                     if let Some(reply) = job.reply {
                         let e = swp_profiles::mcp::CorrelationError::TooMany(MAX_IN_FLIGHT);
@@ -326,8 +330,6 @@ async fn link<R, W>(
                 if notification {
                     let _ = corr.finish(&msg_id);
                 }
-                msg_id.to_vec()
-                };
                 let env = Envelope {
                     version: 1,
                     profile_id: PROFILE_ID,
@@ -358,12 +360,25 @@ async fn link<R, W>(
                             match decoder.next_body() {
                                 Ok(Some(body)) => {
                                     let Ok(env) = e1::decode(&body, &limits) else { continue };
-                                    if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_NOTIFICATION {
-                                        route_notification(&routes, &env.payload);
-                                        continue;
-                                    }
-                                    if env.profile_id == PROFILE_ID && env.msg_type == MSG_TYPE_REQUEST {
-                                        remember_inbound(&inbound, &env.msg_id, &env.payload);
+                                    if env.profile_id == PROFILE_ID
+                                        && (env.msg_type == MSG_TYPE_NOTIFICATION
+                                            || env.msg_type == MSG_TYPE_REQUEST)
+                                    {
+                                        // Routed in frame order, before any later response is
+                                        // handed over, so a client sees them before its call's
+                                        // terminal response.
+                                        let request = (env.msg_type == MSG_TYPE_REQUEST)
+                                            .then_some(&env.msg_id[..]);
+                                        let delivery = routes
+                                            .lock()
+                                            .unwrap_or_else(|p| p.into_inner())
+                                            .deliver(&env.payload, request);
+                                        if let Delivery::Refuse(answer) = delivery {
+                                            let on = env.msg_id.to_vec();
+                                            if write_frame(&mut w, MSG_TYPE_RESPONSE, on, answer).await.is_err() {
+                                                return;
+                                            }
+                                        }
                                         continue;
                                     }
                                     if env.profile_id != PROFILE_ID || env.msg_type != MSG_TYPE_RESPONSE {
@@ -391,4 +406,29 @@ async fn link<R, W>(
     for tx in corr.drain().into_iter().flatten() {
         let _ = tx.send(Err(UpstreamError::Closed));
     }
+}
+
+/// Writes one profile-1 frame under `msg_id` (a response to an upstream request).
+async fn write_frame<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    msg_type: u64,
+    msg_id: Vec<u8>,
+    payload: Vec<u8>,
+) -> std::io::Result<()> {
+    let env = Envelope {
+        version: 1,
+        profile_id: PROFILE_ID,
+        msg_type,
+        ts_unix_ms: now_ms(),
+        msg_id: msg_id.into(),
+        payload: payload.into(),
+        ..Default::default()
+    };
+    let mut out = BytesMut::new();
+    // A frame that cannot be encoded is dropped: the upstream times its request out.
+    if e1::encode_frame(&env, &mut out).is_err() {
+        return Ok(());
+    }
+    w.write_all(&out).await?;
+    w.flush().await
 }

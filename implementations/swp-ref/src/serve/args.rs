@@ -104,9 +104,23 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MICROSECONDS", default_value_t = DEFAULT_BUSY_POLL_US,
           value_parser = clap::value_parser!(u64).range(0..=MAX_BUSY_POLL_US))]
     pub busy_poll_us: u64,
+    /// The MCP fixtures served on profile 1: the reference's own small tool set, or the
+    /// tools, resources and prompts the official MCP conformance suite's server scenarios
+    /// name (docs/mcp-gateway.md, "The official suite").
+    #[arg(long, value_enum, default_value_t = FixturesArg::Reference)]
+    pub fixtures: FixturesArg,
     /// Connection cap, timeouts, memory budget and keepalive (docs/reference-limits.md).
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// `--fixtures`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FixturesArg {
+    /// The deterministic tool set of the project's own vectors (echo, add, fail, ...).
+    Reference,
+    /// The official MCP conformance suite's fixtures.
+    Conformance,
 }
 
 /// Default `--busy-poll-us`: about one cross-vCPU wake-up on the machines this was measured
@@ -295,6 +309,10 @@ impl ServeArgs {
                         ConflictArg::Last => swp_profiles::policyhint::ConflictPolicy::LastWins,
                         ConflictArg::First => swp_profiles::policyhint::ConflictPolicy::FirstWins,
                     },
+                },
+                fixtures: match self.fixtures {
+                    FixturesArg::Reference => crate::endpoint::Fixtures::Reference,
+                    FixturesArg::Conformance => crate::endpoint::Fixtures::Conformance,
                 },
             },
             authz: std::sync::Arc::new(authz),

@@ -332,10 +332,16 @@ pub fn closed_by_peer(s: &mut TcpStream) -> bool {
     }
 }
 
-/// Starts `swp-ref mcp-gateway` on loopback HTTP in front of `swp-ref serve --listen stdio`.
+/// Starts `swp-ref mcp-gateway` on loopback HTTP in front of `swp-ref serve --listen stdio`,
+/// serving requests outside a session (these tests send no initialize first).
 pub fn gateway(tag: &str, extra: &[&str], nofile: Option<u32>) -> Proc {
     let bin = bin();
-    let mut args = vec!["mcp-gateway", "--listen", "http://127.0.0.1:0"];
+    let mut args = vec![
+        "mcp-gateway",
+        "--listen",
+        "http://127.0.0.1:0",
+        "--sessions-optional",
+    ];
     args.extend_from_slice(extra);
     args.extend(["--upstream-cmd", &bin, "serve", "--listen", "stdio"]);
     Proc::start(tag, &args, nofile)

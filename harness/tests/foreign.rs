@@ -7,15 +7,13 @@
 //! `SWP_UPDATE_REPORTS=1` rewrites the file (keeping the explanations) and then fails.
 
 mod common;
-use common::expected::{compare_expected, read_expected, rebuild_expected, ExpectedResult};
-use common::{catalog, explain, root};
+use common::expected::ExpectedResult;
+use common::{catalog, root};
 
 use std::collections::BTreeMap;
 use std::process::Command;
-use swp_conform::method::{self, Setup};
 use swp_conform::report::model::{Digests, Report, RunInfo, SutInfo};
 use swp_conform::report::result::{NaCause, VectorResult, Verdict};
-use swp_conform::sut::Sut;
 
 const MANIFEST: &str = "implementations/manifests/foreign-py.yaml";
 const EXPECTED: &str = "implementations/foreign-py/expected-verdicts.json";
@@ -69,28 +67,8 @@ fn foreign_py_self_tests_pass() {
 
 #[test]
 fn the_catalog_on_foreign_py_matches_its_expected_verdicts() {
-    let cat = catalog();
-    let sut = Sut::load(&root().join(MANIFEST)).unwrap_or_else(|e| panic!("{e}"));
-    let work = root().join("target/foreign-test");
-    std::fs::create_dir_all(&work).unwrap();
-    let plan: Vec<_> = cat.vectors.iter().collect();
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
-    let path = root().join(EXPECTED);
-    let previous = read_expected(&path).unwrap_or_default();
-    if common::update_switch("SWP_UPDATE_REPORTS") {
-        let rebuilt = rebuild_expected(&rs, &previous, default_why);
-        let text = serde_json::to_string_pretty(&rebuilt).unwrap() + "\n";
-        std::fs::write(&path, text).unwrap();
-        common::rewrote(1, "SWP_UPDATE_REPORTS");
-    }
-    let want = read_expected(&path).unwrap_or_else(|e| panic!("{e}"));
-    let diff = compare_expected(&rs, &want);
-    assert!(
-        diff.is_empty(),
-        "{EXPECTED}: results changed (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
-        diff.join("\n"),
-        explain(&rs)
-    );
+    let (sut, rs, want) =
+        common::expected::catalog_matches_expected(MANIFEST, EXPECTED, "foreign-test", default_why);
     // What the issue asks of this endpoint: no failure that is not a documented deviation,
     // and a substantial part of the catalog really executed against it.
     let fails: Vec<&str> = rs
@@ -129,7 +107,7 @@ fn the_catalog_on_foreign_py_matches_its_expected_verdicts() {
         rs.clone(),
         false,
     );
-    report.attach(&cat, Digests::default());
+    report.attach(&catalog(), Digests::default());
     for c in &report.classes {
         eprintln!(
             "foreign-py {}: {} ({})",

@@ -8,14 +8,12 @@
 //! explanations) and then fails.
 
 mod common;
-use common::expected::{compare_expected, read_expected, rebuild_expected, ExpectedResult};
-use common::{catalog, explain, root};
+use common::expected::ExpectedResult;
+use common::root;
 
 use std::collections::BTreeMap;
 use std::process::Command;
-use swp_conform::method::{self, Setup};
 use swp_conform::report::result::{NaCause, VectorResult, Verdict};
-use swp_conform::sut::Sut;
 
 const MANIFEST: &str = "implementations/manifests/foreign-js.yaml";
 const EXPECTED: &str = "implementations/foreign-js/expected-verdicts.json";
@@ -67,27 +65,11 @@ fn foreign_js_self_tests_pass() {
 
 #[test]
 fn the_catalog_on_foreign_js_matches_its_expected_verdicts() {
-    let cat = catalog();
-    let sut = Sut::load(&root().join(MANIFEST)).unwrap_or_else(|e| panic!("{e}"));
-    let work = root().join("target/foreign-js-test");
-    std::fs::create_dir_all(&work).unwrap();
-    let plan: Vec<_> = cat.vectors.iter().collect();
-    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
-    let path = root().join(EXPECTED);
-    let previous = read_expected(&path).unwrap_or_default();
-    if common::update_switch("SWP_UPDATE_REPORTS") {
-        let rebuilt = rebuild_expected(&rs, &previous, default_why);
-        let text = serde_json::to_string_pretty(&rebuilt).unwrap() + "\n";
-        std::fs::write(&path, text).unwrap();
-        common::rewrote(1, "SWP_UPDATE_REPORTS");
-    }
-    let want = read_expected(&path).unwrap_or_else(|e| panic!("{e}"));
-    let diff = compare_expected(&rs, &want);
-    assert!(
-        diff.is_empty(),
-        "{EXPECTED}: results changed (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
-        diff.join("\n"),
-        explain(&rs)
+    let (_, rs, want) = common::expected::catalog_matches_expected(
+        MANIFEST,
+        EXPECTED,
+        "foreign-js-test",
+        default_why,
     );
     // No failure that is not a documented deviation, and the five federation profiles
     // really executed: every session vector of their namespaces that applies ran.

@@ -104,3 +104,45 @@ pub fn compare_expected(
     }
     diff
 }
+
+/// Runs the whole catalog against the manifest `manifest` (a path from the workspace root)
+/// in `target/<work>`, and compares the verdicts with `expected` (its expected-verdict file).
+/// With `SWP_UPDATE_REPORTS=1` it rewrites the file (rules kept, `default_why` for new
+/// non-passes) and fails. Returns the results and the file's entries, for the caller's own
+/// checks of that SUT.
+pub fn catalog_matches_expected(
+    manifest: &str,
+    expected: &str,
+    work: &str,
+    default_why: fn(&VectorResult) -> Option<String>,
+) -> (
+    swp_conform::sut::Sut,
+    Vec<VectorResult>,
+    BTreeMap<String, ExpectedResult>,
+) {
+    use swp_conform::method::{self, Setup};
+    let cat = super::catalog();
+    let sut = swp_conform::sut::Sut::load(&super::root().join(manifest))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let work = super::root().join("target").join(work);
+    std::fs::create_dir_all(&work).unwrap();
+    let plan: Vec<_> = cat.vectors.iter().collect();
+    let rs = method::run(&cat, &sut, &Setup::new(&work), &plan).unwrap();
+    let path = super::root().join(expected);
+    let previous = read_expected(&path).unwrap_or_default();
+    if super::update_switch("SWP_UPDATE_REPORTS") {
+        let rebuilt = rebuild_expected(&rs, &previous, default_why);
+        let text = serde_json::to_string_pretty(&rebuilt).unwrap() + "\n";
+        std::fs::write(&path, text).unwrap();
+        super::rewrote(1, "SWP_UPDATE_REPORTS");
+    }
+    let want = read_expected(&path).unwrap_or_else(|e| panic!("{e}"));
+    let diff = compare_expected(&rs, &want);
+    assert!(
+        diff.is_empty(),
+        "{expected}: results changed (SWP_UPDATE_REPORTS=1 rewrites it; then explain every non-pass):\n{}\n{}",
+        diff.join("\n"),
+        super::explain(&rs)
+    );
+    (sut, rs, want)
+}

@@ -103,4 +103,36 @@ fn the_catalog_on_foreign_js_matches_its_expected_verdicts() {
         executed >= 80,
         "only {executed} vectors executed on foreign-js"
     );
+    // Core and E1 vectors the harness cannot build for a SUT that serves only SWP-* profiles
+    // (no valid payload of its core profile) are untested, not its choice: C0 stays
+    // incomplete and names them (HARNESS-FINDINGS.md F1). Granting it would claim 13
+    // required vectors that never ran.
+    let sut = swp_conform::sut::Sut::load(&root().join(MANIFEST)).unwrap();
+    let mut report = swp_conform::report::model::Report::new(
+        swp_conform::report::model::RunInfo::default(),
+        swp_conform::report::model::SutInfo {
+            name: sut.manifest.name.clone(),
+            version: sut.manifest.version.clone(),
+            reported: "foreign-js".into(),
+        },
+        rs.clone(),
+        false,
+    );
+    report.attach(
+        &common::catalog(),
+        swp_conform::report::model::Digests::default(),
+    );
+    let c0 = &report.classes[0];
+    assert_eq!(c0.class.to_string(), "C0");
+    assert_eq!(c0.status.as_str(), "incomplete", "{}", c0.reason);
+    let untested: Vec<&str> = c0.withheld.iter().map(|w| w.vector_id.as_str()).collect();
+    assert!(
+        untested.len() == 13 && untested.iter().any(|v| v.starts_with("core_0001")),
+        "the 13 required vectors withhold C0: {untested:?}"
+    );
+    let r = rs
+        .iter()
+        .find(|r| r.vector_id.starts_with("e1_0120"))
+        .unwrap();
+    assert_eq!(r.na_cause, Some(NaCause::Untested), "{:?}", r.detail);
 }

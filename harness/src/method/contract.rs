@@ -62,9 +62,9 @@ impl From<MaterialiseError> for Option<NotApplicable> {
     fn from(e: MaterialiseError) -> Self {
         match e {
             MaterialiseError::NotApplicable(why) => Some(NotApplicable::choice(why)),
-            MaterialiseError::HarnessBound(why) | MaterialiseError::Undeclared(why) => {
-                Some(NotApplicable::untested(why))
-            }
+            MaterialiseError::HarnessBound(why)
+            | MaterialiseError::Undeclared(why)
+            | MaterialiseError::NotBuildable(why) => Some(NotApplicable::untested(why)),
             MaterialiseError::Invalid(_) => None,
         }
     }

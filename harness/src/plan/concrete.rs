@@ -179,6 +179,11 @@ pub enum MaterialiseError {
     /// choice (it must document them, e.g. swp-rpc §6), so the vector is left untested.
     #[error("not applicable: {0}")]
     Undeclared(String),
+    /// The harness cannot build the frame this vector needs for the profile the SUT serves
+    /// (a valid payload of a profile it has no builder for): a limit of the harness, never a
+    /// choice of the SUT, so the vector is left untested and holds back its class.
+    #[error("not applicable: {0}")]
+    NotBuildable(String),
     /// The vector itself is wrong.
     #[error("{0}")]
     Invalid(String),

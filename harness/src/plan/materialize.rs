@@ -201,7 +201,7 @@ fn body(ctx: &mut Ctx<'_>, f: &FrameSpec) -> Result<Bytes, MaterialiseError> {
         }
         env.payload = Bytes::from(
             crate::p1::valid::payload(env.profile_id, env.msg_type, form, ctx.ordinal, len)
-                .map_err(|e| MaterialiseError::NotApplicable(e.to_string()))?,
+                .map_err(|e| MaterialiseError::NotBuildable(e.to_string()))?,
         );
     }
     if let Some((which, byte, target)) = pad {

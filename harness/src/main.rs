@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use swp_conform::catalog::class::Class;
+use swp_conform::catalog::class::{Class, Profile};
 use swp_conform::catalog::{self, Catalog};
 use swp_conform::cli::{io_error, CliError, RunOptions};
 use swp_conform::method::silence::DEFAULT_STOP_AFTER_SILENT;
@@ -108,11 +108,16 @@ enum Cmd {
         #[arg(long)]
         uncovered: bool,
     },
-    /// Run a class's namespaces; print the claim only if all pass; write an evidence bundle.
+    /// Run a class's namespaces and those of the profiles added to it; print the claim only
+    /// if all pass, else every cause at once; write an evidence bundle.
     Claim {
-        /// The class, C0..C5.
-        #[arg(long)]
-        class: Class,
+        /// The class, C0..C5 (default C0 with --profile).
+        #[arg(long, required_unless_present = "profiles")]
+        class: Option<Class>,
+        /// Profiles claimed on top of the class, by namespace, comma-separated
+        /// (`relay,cred`): each needs its namespace to pass by the class rules.
+        #[arg(long = "profile", value_delimiter = ',')]
+        profiles: Vec<Profile>,
         /// SUT manifest (default: the built-in reference implementation).
         #[arg(long)]
         sut: Option<PathBuf>,
@@ -392,6 +397,7 @@ fn run(sel: &Select, a: RunArgs<'_>) -> Result<bool, CliError> {
 /// What `claim` was asked for.
 struct ClaimArgs<'a> {
     class: Class,
+    profiles: &'a [Profile],
     sut: &'a Option<PathBuf>,
     vectors: &'a [PathBuf],
     out: &'a Path,
@@ -403,6 +409,7 @@ struct ClaimArgs<'a> {
 fn claim(a: ClaimArgs<'_>) -> Result<bool, CliError> {
     let ClaimArgs {
         class,
+        profiles,
         sut: sut_path,
         vectors,
         out,
@@ -410,6 +417,7 @@ fn claim(a: ClaimArgs<'_>) -> Result<bool, CliError> {
         stop_after_silent,
         sign,
     } = a;
+    swp_conform::cli::claim::check_profiles(class, profiles)?;
     // The key is read first: a run of minutes should not end in "no such key file".
     let key = sign
         .map(swp_conform::evidence::keys::SecretKey::read)
@@ -429,29 +437,12 @@ fn claim(a: ClaimArgs<'_>) -> Result<bool, CliError> {
         swp_conform::cli::claim::ClaimOptions {
             stop_after_silent,
             key: key.as_ref(),
+            profiles,
         },
     )?;
-    match &o.claim {
-        Some(c) => println!("{c}"),
-        None => {
-            println!(
-                "no claim: {} {} is {}: {}",
-                o.verdict.class,
-                o.verdict.title,
-                o.verdict.status.as_str(),
-                o.verdict.reason
-            );
-            // Every vector that withheld it, so the vendor knows what to fix or declare.
-            for w in &o.verdict.withheld {
-                println!(
-                    "  withheld by {} ({}): {}",
-                    w.vector_id,
-                    w.kind.as_str(),
-                    w.why
-                );
-            }
-        }
-    }
+    // The claim, or every cause that withholds it, grouped, so the vendor knows all there
+    // is to fix or declare in one round.
+    print!("{}", o.message());
     println!("evidence: {}", o.bundle.display());
     if let Some(k) = &key {
         println!("signed: MANIFEST by {}", k.public().fingerprint());
@@ -546,6 +537,7 @@ fn main() -> ExitCode {
         ),
         Cmd::Claim {
             class,
+            profiles,
             sut,
             vectors,
             out,
@@ -553,7 +545,8 @@ fn main() -> ExitCode {
             stop_after_silent,
             sign,
         } => claim(ClaimArgs {
-            class: *class,
+            class: class.unwrap_or(swp_conform::report::analysis::claims::BASELINE),
+            profiles,
             sut,
             vectors,
             out,

@@ -15,6 +15,9 @@ pub struct Manifest {
     pub harness: String,
     /// The class claimed (`C0`..`C5`).
     pub class: String,
+    /// The profiles claimed on top of it, by name (`relay`); a `profiles:` line only when
+    /// there are some, so a class claim's MANIFEST reads as before.
+    pub profiles: Vec<String>,
     /// The vector set the SUT was judged against (`vector_set_sha256` of the report).
     pub catalog_sha256: String,
     /// The SUT manifest's name in the bundle (`manifest/<file>`).
@@ -70,8 +73,13 @@ impl Manifest {
     /// The one rendering: header lines in fixed order, then `files:` and one line per file
     /// in name order, `sha256sum`'s format (digest, two spaces, name). LF line ends.
     pub fn render(&self) -> String {
+        let profiles = if self.profiles.is_empty() {
+            String::new()
+        } else {
+            format!("profiles: {}\n", one_line(&self.profiles.join(",")))
+        };
         let mut s = format!(
-            "{MAGIC}\nharness: {}\nclass: {}\ncatalog-sha256: {}\nsut-manifest: {}\nstatus: {}\nclaim: {}\nfiles:\n",
+            "{MAGIC}\nharness: {}\nclass: {}\n{profiles}catalog-sha256: {}\nsut-manifest: {}\nstatus: {}\nclaim: {}\nfiles:\n",
             one_line(&self.harness),
             one_line(&self.class),
             one_line(&self.catalog_sha256),
@@ -91,8 +99,18 @@ impl Manifest {
         if !text.ends_with('\n') || text.contains('\r') {
             return Err(ManifestError::Layout);
         }
-        let mut lines = text[..text.len() - 1].split('\n').enumerate();
-        let mut next = || lines.next().map(|(i, l)| (i + 1, l));
+        let mut lines = text[..text.len() - 1].split('\n').enumerate().peekable();
+        // The one optional header line, `profiles:`, is present only when non-empty.
+        let mut profiles_line: Option<(usize, &str)> = None;
+        let mut next = || {
+            let got = lines.next().map(|(i, l)| (i + 1, l));
+            if got.is_some_and(|(_, l)| l.starts_with("class: ")) {
+                if let Some((i, l)) = lines.next_if(|(_, l)| l.starts_with("profiles: ")) {
+                    profiles_line = Some((i + 1, l));
+                }
+            }
+            got
+        };
         match next() {
             Some((_, l)) if l == MAGIC => {}
             other => {
@@ -150,9 +168,25 @@ impl Manifest {
             last = Some(name);
             files.insert(name.to_owned(), digest.to_owned());
         }
+        let profiles = match profiles_line {
+            None => Vec::new(),
+            Some((line, l)) => {
+                let list = &l["profiles: ".len()..];
+                let names: Vec<String> = list.split(',').map(str::to_owned).collect();
+                if names.iter().any(|n| n.is_empty() || n.trim() != n) {
+                    return Err(ManifestError::Header {
+                        line,
+                        want: "profiles",
+                        found: l.into(),
+                    });
+                }
+                names
+            }
+        };
         Ok(Manifest {
             harness,
             class,
+            profiles,
             catalog_sha256,
             sut_manifest,
             status,
@@ -170,6 +204,7 @@ mod tests {
         Manifest {
             harness: "swp-conform 0.1.0".into(),
             class: "C0".into(),
+            profiles: Vec::new(),
             catalog_sha256: "ab".repeat(32),
             sut_manifest: "manifest/m.yaml".into(),
             status: "pass".into(),
@@ -197,6 +232,34 @@ mod tests {
             ..sample()
         };
         assert_eq!(Manifest::parse(none.render().as_bytes()).unwrap(), none);
+        assert!(
+            !t.contains("profiles:"),
+            "a class claim's MANIFEST reads as before: {t}"
+        );
+    }
+
+    #[test]
+    fn profiles_render_on_one_line_after_the_class_and_parse_back() {
+        let m = Manifest {
+            profiles: vec!["relay".into(), "cred".into()],
+            ..sample()
+        };
+        let t = m.render();
+        assert!(
+            t.contains("class: C0\nprofiles: relay,cred\ncatalog-sha256: "),
+            "{t}"
+        );
+        assert_eq!(Manifest::parse(t.as_bytes()).unwrap(), m);
+        for bad in [
+            t.replace("profiles: relay,cred", "profiles: "),
+            t.replace("profiles: relay,cred", "profiles: relay,,cred"),
+            t.replace("profiles: relay,cred", "profiles: relay, cred"),
+            // Anywhere but right after `class:` it is not the one rendering.
+            t.replace("profiles: relay,cred\n", "")
+                .replace("status: pass\n", "status: pass\nprofiles: relay,cred\n"),
+        ] {
+            assert!(Manifest::parse(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! over `MANIFEST` (with the key they were given, or the bundle's own, which proves
 //! nothing about who signed), every digest in it, that the files are exactly those it
 //! lists, that the SUT manifest and catalog are the ones `report.json` was run with, and
-//! that the class rules, run again on `report.json`, grant the claim it states.
+//! that the class rules, run again on `report.json`, grant the claim it states, with the
+//! profiles it adds to the class.
 
 use super::keys::PublicKey;
 use super::manifest::{Manifest, ManifestError};
@@ -100,6 +101,9 @@ pub enum Problem {
     /// The manifest names no class.
     #[error("class: {0:?} is not one of C0..C5")]
     UnknownClass(String),
+    /// The manifest names a profile that is not one, or one its class already covers.
+    #[error("profiles: {0}")]
+    BadProfile(String),
     /// The manifest states a claim the class rules do not grant on the report.
     #[error("claim: the class rules do not support it: re-derived from report.json, {class} is {status}: {reason}")]
     NotSupported {
@@ -149,7 +153,13 @@ impl Outcome {
     pub fn summary(&self) -> String {
         let claim = match &self.manifest {
             Some(Manifest { claim: Some(c), .. }) => c.clone(),
-            Some(m) => format!("no claim: {} is {}", m.class, m.status),
+            Some(m) if m.profiles.is_empty() => format!("no claim: {} is {}", m.class, m.status),
+            Some(m) => format!(
+                "no claim: {} + {} is {}",
+                m.class,
+                m.profiles.join(" + "),
+                m.status
+            ),
             None => "nothing".into(),
         };
         match &self.signer {
@@ -325,10 +335,25 @@ fn claim(b: &Bundle, m: &Manifest, cat: &Catalog, cat_digest: &str, p: &mut Vec<
         p.push(Problem::UnknownClass(m.class.clone()));
         return;
     };
-    let derived = rep
-        .class_verdicts(cat)
-        .into_iter()
-        .find(|v| v.class == class);
+    let mut profiles = Vec::new();
+    for name in &m.profiles {
+        match name.parse::<crate::catalog::class::Profile>() {
+            Ok(pr) if !class.covers(pr) && !profiles.contains(&pr) => profiles.push(pr),
+            Ok(pr) => {
+                p.push(Problem::BadProfile(format!(
+                    "{pr} is named twice or already required by {class}"
+                )));
+                return;
+            }
+            Err(e) => {
+                p.push(Problem::BadProfile(e.to_string()));
+                return;
+            }
+        }
+    }
+    // The same function `claim` granted it with: the class rules over the class's and the
+    // profiles' namespaces.
+    let derived = rep.claim_verdict(cat, class, &profiles);
     let (status, reason, line) = match &derived {
         Some(v) => (v.status.as_str(), v.reason.as_str(), v.claim.as_deref()),
         None => (
@@ -338,8 +363,12 @@ fn claim(b: &Bundle, m: &Manifest, cat: &Catalog, cat_digest: &str, p: &mut Vec<
         ),
     };
     if m.claim.is_some() && line.is_none() {
+        let mut class = m.class.clone();
+        for pr in &m.profiles {
+            class.push_str(&format!(" + {pr}"));
+        }
         p.push(Problem::NotSupported {
-            class: m.class.clone(),
+            class,
             status: status.into(),
             reason: reason.into(),
         });

@@ -64,7 +64,13 @@ fn conditions(v: &Vector, sut: &Sut) -> Option<NotApplicable> {
                         return Some(na);
                     }
                 }
-                return Some(NotApplicable::untested(format!("`{c}`: {e}")));
+                let crate::plan::expr::ExprError::Undeclared(name) = &e else {
+                    return Some(NotApplicable::untested(format!("`{c}`: {e}")));
+                };
+                return Some(NotApplicable::undeclared(
+                    format!("`{c}`: {e}"),
+                    vec![name.clone()],
+                ));
             }
             Err(e) => return Some(NotApplicable::choice(format!("`{c}`: {e}"))),
         }

@@ -25,6 +25,9 @@ pub struct NotApplicable {
     pub cause: NaCause,
     /// Why, in words.
     pub why: String,
+    /// The manifest declarations whose absence left the vector untested (`params` names,
+    /// `session.slow_request`), so a withheld claim can say what to declare.
+    pub lacks: Vec<String>,
 }
 
 impl NotApplicable {
@@ -33,6 +36,7 @@ impl NotApplicable {
         NotApplicable {
             cause: NaCause::SutChoice,
             why: why.into(),
+            lacks: Vec::new(),
         }
     }
 
@@ -41,6 +45,16 @@ impl NotApplicable {
         NotApplicable {
             cause: NaCause::Untested,
             why: why.into(),
+            lacks: Vec::new(),
+        }
+    }
+
+    /// Untested because the manifest does not declare `lacks`.
+    pub fn undeclared(why: impl Into<String>, lacks: Vec<String>) -> Self {
+        NotApplicable {
+            cause: NaCause::Untested,
+            why: why.into(),
+            lacks,
         }
     }
 }
@@ -62,9 +76,12 @@ impl From<MaterialiseError> for Option<NotApplicable> {
     fn from(e: MaterialiseError) -> Self {
         match e {
             MaterialiseError::NotApplicable(why) => Some(NotApplicable::choice(why)),
-            MaterialiseError::HarnessBound(why)
-            | MaterialiseError::Undeclared(why)
-            | MaterialiseError::NotBuildable(why) => Some(NotApplicable::untested(why)),
+            MaterialiseError::HarnessBound(why) | MaterialiseError::NotBuildable(why) => {
+                Some(NotApplicable::untested(why))
+            }
+            MaterialiseError::Undeclared { why, name } => {
+                Some(NotApplicable::undeclared(why, vec![name]))
+            }
             MaterialiseError::Invalid(_) => None,
         }
     }
@@ -78,7 +95,10 @@ pub(crate) fn unfilled(e: crate::plan::placeholders::FillError) -> NotApplicable
         FillError::Missing(names) if names.iter().any(|n| FEATURE_PARAMS.contains(&n.as_str())) => {
             NotApplicable::choice(format!("{e}: it claims no such optional feature"))
         }
-        _ => NotApplicable::untested(e.to_string()),
+        FillError::Missing(names) => {
+            NotApplicable::undeclared(e.to_string(), names.iter().cloned().collect())
+        }
+        FillError::NotScalar(..) => NotApplicable::untested(e.to_string()),
     }
 }
 

@@ -116,6 +116,7 @@ pub fn run_vector<M: TestMethod>(
     let skip = |r: &mut VectorResult, na: NotApplicable| {
         r.detail = Some(na.why);
         r.na_cause = Some(na.cause);
+        r.lacks = na.lacks;
     };
     if let Some(na) = applicability(&lv.vector, sut) {
         skip(&mut r, na);

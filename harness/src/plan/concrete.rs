@@ -177,8 +177,13 @@ pub enum MaterialiseError {
     HarnessBound(String),
     /// The vector is sized from a window or size the manifest does not declare: not the SUT's
     /// choice (it must document them, e.g. swp-rpc §6), so the vector is left untested.
-    #[error("not applicable: {0}")]
-    Undeclared(String),
+    #[error("not applicable: {why}")]
+    Undeclared {
+        /// Why, in words.
+        why: String,
+        /// The parameter the manifest does not declare.
+        name: String,
+    },
     /// The harness cannot build the frame this vector needs for the profile the SUT serves
     /// (a valid payload of a profile it has no builder for): a limit of the harness, never a
     /// choice of the SUT, so the vector is left untested and holds back its class.
@@ -192,7 +197,10 @@ pub enum MaterialiseError {
 impl From<ExprError> for MaterialiseError {
     fn from(e: ExprError) -> Self {
         match e {
-            ExprError::Undeclared(_) => MaterialiseError::Undeclared(e.to_string()),
+            ExprError::Undeclared(ref name) => MaterialiseError::Undeclared {
+                name: name.clone(),
+                why: e.to_string(),
+            },
             ExprError::Range(_) | ExprError::DivZero(_) => {
                 MaterialiseError::NotApplicable(format!("{e} with this SUT's limits"))
             }

@@ -100,9 +100,12 @@ fn run_params_in_p1(
                     let pat = format!("${{{name}}}");
                     if s.contains(&pat) {
                         let v = params.get(name).ok_or_else(|| {
-                            MaterialiseError::Undeclared(format!(
-                                "the P1 payload uses ${{{name}}}, which this SUT does not declare"
-                            ))
+                            MaterialiseError::Undeclared {
+                                why: format!(
+                                    "the P1 payload uses ${{{name}}}, which this SUT does not declare"
+                                ),
+                                name: (*name).to_owned(),
+                            }
                         })?;
                         *s = s.replace(&pat, &v.to_string());
                     }
@@ -645,7 +648,7 @@ mod tests {
         .unwrap();
         assert!(matches!(
             run_params_in_p1(&limits, &p),
-            Err(MaterialiseError::Undeclared(_))
+            Err(MaterialiseError::Undeclared { .. })
         ));
     }
 }

@@ -104,7 +104,11 @@ pub fn select<'a>(cat: &'a Catalog, sel: &Selection) -> Result<Vec<&'a LoadedVec
         .filter(|v| {
             namespaces.is_empty() || namespaces.contains(&v.vector.header.namespace.as_str())
         })
-        .filter(|v| class_ns.is_none_or(|ns| ns.contains(&v.vector.header.namespace.as_str())))
+        .filter(|v| {
+            class_ns
+                .as_ref()
+                .is_none_or(|ns| ns.contains(&v.vector.header.namespace.as_str()))
+        })
         .filter(|v| {
             reqs.is_empty()
                 || v.vector.header.requirements.iter().any(|r| {

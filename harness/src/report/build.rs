@@ -3,9 +3,9 @@
 //! catalog, each part computed by its analysis (`report::analysis`) from the results alone.
 //! The analyses never see the `Report`, so they do not depend on the document they fill.
 
-use crate::catalog::class::Class;
+use crate::catalog::class::{Class, Profile};
 use crate::catalog::Catalog;
-use crate::report::analysis::{classes, published, requirements};
+use crate::report::analysis::{claims, classes, published, requirements};
 use crate::report::model::{Digests, Report, RunInfo, Skipped, SutInfo};
 use crate::report::result::{fails_run, VectorResult, Verdict};
 use std::collections::BTreeMap;
@@ -49,6 +49,9 @@ impl Report {
             run_failed,
             claims: Vec::new(),
             classes: Vec::new(),
+            profile_claims: Vec::new(),
+            headline_claim: None,
+            profiles: Vec::new(),
             requirement_counts: BTreeMap::new(),
             requirements: Vec::new(),
             incidental,
@@ -71,6 +74,7 @@ impl Report {
                     verdict: r.verdict,
                     detail: r.detail.unwrap_or_default(),
                     cause: r.na_cause.unwrap_or_default(),
+                    lacks: r.lacks,
                     incidental: r.incidental,
                 })
                 .collect(),
@@ -93,13 +97,20 @@ impl Report {
         }
         self.requirement_counts = requirements::counts(&self.requirements);
         self.digests = Some(digests);
-        let classes = self.class_verdicts_of(cat, &all);
+        let (classes, profiles) = self.verdicts_of(cat, &all);
         self.claims = classes
             .iter()
             .filter(|c| c.claim.is_some())
             .map(|c| format!("SWP {}", c.class))
             .collect();
+        self.profile_claims = profiles
+            .iter()
+            .filter(|p| p.claim.is_some())
+            .map(|p| p.title.clone())
+            .collect();
+        self.headline_claim = claims::headline(&classes, &profiles);
         self.classes = classes;
+        self.profiles = profiles;
         self.published = published::section(cat, &all);
     }
 
@@ -107,35 +118,73 @@ impl Report {
     /// results, SUT, digests and harness: what [`Report::attach`] grants, and what
     /// `swp-conform verify` re-derives from a bundle's `report.json` to check its claim.
     pub fn class_verdicts(&self, cat: &Catalog) -> Vec<classes::ClassVerdict> {
-        self.class_verdicts_of(cat, &self.all_results())
+        self.verdicts_of(cat, &self.all_results()).0
     }
 
-    fn class_verdicts_of(&self, cat: &Catalog, all: &[VectorResult]) -> Vec<classes::ClassVerdict> {
+    /// The claim of `class` with `profiles` added, from this report's results by the same
+    /// rules that grant the classes: what `claim` prints and `verify` re-derives. `None`
+    /// when the report judged no class (it ran nothing of any class's namespaces).
+    pub fn claim_verdict(
+        &self,
+        cat: &Catalog,
+        class: Class,
+        profiles: &[Profile],
+    ) -> Option<claims::ClaimVerdict> {
+        let (classes, verdicts) = self.verdicts_of(cat, &self.all_results());
+        let c = classes.iter().find(|c| c.class == class)?;
+        let ps: Vec<(Profile, &claims::ProfileVerdict)> = profiles
+            .iter()
+            .filter_map(|p| {
+                verdicts
+                    .iter()
+                    .find(|v| v.profile == p.namespace())
+                    .map(|v| (*p, v))
+            })
+            .collect();
+        Some(claims::combine(
+            cat,
+            &self.claimant(),
+            c,
+            &ps,
+            self.run.interrupted,
+        ))
+    }
+
+    fn claimant(&self) -> classes::Claimant<'_> {
+        classes::Claimant {
+            sut_name: &self.sut.name,
+            sut_version: &self.sut.version,
+            vector_set_sha256: self.digests.as_ref().map(|d| d.vector_set_sha256.as_str()),
+            harness: &self.harness,
+        }
+    }
+
+    fn verdicts_of(
+        &self,
+        cat: &Catalog,
+        all: &[VectorResult],
+    ) -> (Vec<classes::ClassVerdict>, Vec<claims::ProfileVerdict>) {
         // A run that executed nothing of any class's namespaces (an MCP server, a gateway
         // or a proxy, or a selection outside them) is not about classes: it gets no class
-        // lines, which would only list every SWP vector as untested.
+        // or profile lines, which would only list every SWP vector as untested.
         let about_classes = all.iter().any(|r| {
             r.verdict != Verdict::NotApplicable
                 && Class::ALL
                     .iter()
                     .any(|c| c.namespaces().contains(&r.namespace.as_str()))
         });
-        let mut classes = if about_classes {
-            classes::verdicts(cat, all, self.run.interrupted)
-        } else {
-            Vec::new()
-        };
-        let who = classes::Claimant {
-            sut_name: &self.sut.name,
-            sut_version: &self.sut.version,
-            vector_set_sha256: self.digests.as_ref().map(|d| d.vector_set_sha256.as_str()),
-            harness: &self.harness,
-        };
+        if !about_classes {
+            return (Vec::new(), Vec::new());
+        }
+        let judge = classes::Judge::new(cat, all, self.run.interrupted);
+        let mut classes = classes::verdicts(cat, all, self.run.interrupted);
+        let who = self.claimant();
         for c in &mut classes {
             if c.status == classes::ClassStatus::Pass {
                 c.claim = Some(classes::claim_line(cat, &who, c));
             }
         }
-        classes
+        let profiles = claims::verdicts(&judge, cat, &classes);
+        (classes, profiles)
     }
 }

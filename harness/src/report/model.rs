@@ -106,6 +106,9 @@ pub struct Skipped {
     /// read as untested).
     #[serde(default)]
     pub cause: crate::report::result::NaCause,
+    /// The manifest declarations whose absence left it untested.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
     /// Defects seen in passing while deciding the vector did not apply (an MCP server's
     /// answers to set-up requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -154,6 +157,18 @@ pub struct Report {
     /// A verdict for each conformance class C0..C5.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<ClassVerdict>,
+    /// The profiles granted on top of the baseline class C0, by title (`["SWP-RELAY"]`):
+    /// each profile whose namespace passed by the class rules, when C0 is granted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_claims: Vec<String>,
+    /// The highest class granted and every granted profile it does not cover, with the
+    /// profiles' versions: `SWP C0 + SWP-RELAY (swp-relay Draft v0.1, P1 Draft)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline_claim: Option<String>,
+    /// A verdict for every claimable profile (the namespaces of `conformance-classes.md`'s
+    /// profiles), judged as the classes are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::report::analysis::claims::ProfileVerdict>,
     /// Requirement verdicts counted by level, then by verdict.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub requirement_counts: BTreeMap<String, BTreeMap<String, usize>>,
@@ -215,6 +230,7 @@ impl Report {
             r.verdict = s.verdict;
             r.detail = Some(s.detail.clone());
             r.na_cause = Some(s.cause);
+            r.lacks.clone_from(&s.lacks);
             r.incidental.clone_from(&s.incidental);
             all.push(r);
         }

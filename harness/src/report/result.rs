@@ -162,6 +162,10 @@ pub struct VectorResult {
     /// For not-applicable: whether that was the SUT's declared choice or untested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub na_cause: Option<NaCause>,
+    /// For a vector left untested because the manifest lacks a declaration: the names it
+    /// lacks (`params` names, manifest sections), so a withheld claim says what to declare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
     /// Each step's own verdict and the requirements it tests, for a vector with more than
     /// one step that did not pass: what the requirement roll-up reads, so a failing step
     /// fails only its own requirements. Empty otherwise (every step had the vector's
@@ -255,6 +259,7 @@ impl VectorResult {
             used_fallback: false,
             detail: None,
             na_cause: None,
+            lacks: Vec::new(),
             steps: Vec::new(),
             incidental: Vec::new(),
             transcript: Vec::new(),

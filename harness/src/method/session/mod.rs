@@ -142,14 +142,19 @@ impl TestMethod for SessionMethod<'_> {
             b.steps.iter().any(|s| s.send.as_ref().is_some_and(f))
         };
         if sends(|x| x.slow_request.is_some()) && spec.slow_request.is_none() {
-            return Err("needs a slow request in the manifest (session.slow_request)".into());
+            return Err(NotApplicable::undeclared(
+                "needs a slow request in the manifest (session.slow_request)",
+                vec!["session.slow_request".into()],
+            ));
         }
         if sends(|x| x.identity_probe)
             && (spec.identity_probe.is_none() || self.endpoint.identity().is_none())
         {
-            return Err(
-                "needs an identity probe and a known client identity in the manifest".into(),
-            );
+            let why = "needs an identity probe and a known client identity in the manifest";
+            return Err(match spec.identity_probe {
+                None => NotApplicable::undeclared(why, vec!["session.identity_probe".into()]),
+                Some(_) => NotApplicable::untested(why),
+            });
         }
         Ok(Method::Session)
     }

@@ -88,5 +88,11 @@ pub fn summary(rep: &Report, _strict: bool, transcripts: bool) -> String {
     for c in &sum.classes {
         let _ = writeln!(s, "class {c}");
     }
+    for p in &sum.profiles {
+        let _ = writeln!(s, "profile {p}");
+    }
+    if let Some(h) = sum.headline {
+        let _ = writeln!(s, "claim: {h}");
+    }
     s
 }

@@ -188,6 +188,7 @@ pub fn render(rep: &Report) -> String {
         let _ = writeln!(s, "<p class=\"muted class-line\">{}</p>", esc(line));
     }
     classes(&mut s, rep);
+    profiles(&mut s, rep);
     counts(&mut s, rep);
     incidental(&mut s, rep);
     published(&mut s, rep);
@@ -234,6 +235,34 @@ fn classes(s: &mut String, rep: &Report) {
         );
     }
     s.push_str("</table>\n");
+}
+
+/// The profile claims beside the classes: each profile on top of C0, and the headline.
+fn profiles(s: &mut String, rep: &Report) {
+    if rep.profiles.is_empty() {
+        return;
+    }
+    s.push_str("<h2>Profile claims</h2>\n<p class=\"muted\">Each profile on top of the baseline class C0, its namespace judged by the class rules.</p>\n<table id=\"profiles\">\n<tr><th>profile</th><th>status</th><th>why</th></tr>\n");
+    for p in &rep.profiles {
+        let _ = writeln!(
+            s,
+            "<tr data-profile=\"{}\" data-status=\"{}\"><td>{} {}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.profile),
+            p.status.as_str(),
+            esc(&p.profile),
+            esc(&p.title),
+            p.status.as_str(),
+            esc(p.claim.as_deref().unwrap_or(&p.reason))
+        );
+    }
+    s.push_str("</table>\n");
+    if let Some(h) = &rep.headline_claim {
+        let _ = writeln!(
+            s,
+            "<p id=\"headline-claim\">Headline claim: <b>{}</b></p>",
+            esc(h)
+        );
+    }
 }
 
 /// The published-set section: the agreement figure and every departure with its ruling.

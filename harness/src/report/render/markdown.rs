@@ -73,15 +73,10 @@ pub fn render(rep: &Report) -> String {
         let _ = writeln!(s, "| class | | status | why |");
         let _ = writeln!(s, "|---|---|---|---|");
         for c in &rep.classes {
-            let mark = match c.status {
-                ClassStatus::Pass => "✅",
-                ClassStatus::Fail => "❌",
-                ClassStatus::Incomplete => "⚪",
-                ClassStatus::Unclaimable => "⛔",
-            };
             let _ = writeln!(
                 s,
-                "| {mark} {} | {} | {} | {} |",
+                "| {} {} | {} | {} | {} |",
+                mark(c.status),
                 c.class,
                 c.title,
                 c.status.as_str(),
@@ -118,6 +113,7 @@ pub fn render(rep: &Report) -> String {
             let _ = writeln!(s, "\n</details>\n");
         }
     }
+    profiles(&mut s, rep, &sum);
     let _ = writeln!(s, "## Vectors\n");
     let _ = writeln!(
         s,
@@ -350,4 +346,43 @@ fn published(s: &mut String, p: &crate::report::analysis::published::Section) {
         );
     }
     s.push('\n');
+}
+
+/// The profile claims beside the classes: every profile's status on top of C0, the granted
+/// ones with their versions, and the report's headline claim.
+fn profiles(s: &mut String, rep: &Report, sum: &super::summary::Summary<'_>) {
+    if rep.profiles.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Profile claims\n");
+    let _ = writeln!(
+        s,
+        "Each profile on top of the baseline class C0, its namespace judged by the class rules.\n"
+    );
+    let _ = writeln!(s, "| profile | | status | why |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    for p in &rep.profiles {
+        let _ = writeln!(
+            s,
+            "| {} {} | {} | {} | {} |",
+            mark(p.status),
+            p.profile,
+            p.title,
+            p.status.as_str(),
+            cell(&p.reason)
+        );
+    }
+    s.push('\n');
+    if let Some(h) = sum.headline {
+        let _ = writeln!(s, "Headline claim: `{}`\n", cell(h));
+    }
+}
+
+fn mark(st: ClassStatus) -> &'static str {
+    match st {
+        ClassStatus::Pass => "✅",
+        ClassStatus::Fail => "❌",
+        ClassStatus::Incomplete => "⚪",
+        ClassStatus::Unclaimable => "⛔",
+    }
 }

@@ -39,6 +39,11 @@ pub struct Summary<'r> {
     /// One line per class that can be claimed at all: the claim line when it passed, else
     /// its status and the vectors withholding it.
     pub classes: Vec<String>,
+    /// One line per profile granted on top of C0 (its part of a claim line, with versions)
+    /// or of which some vector ran (its status and every cause).
+    pub profiles: Vec<String>,
+    /// The highest class granted with every granted profile it does not cover.
+    pub headline: Option<&'r str>,
 }
 
 /// Per required namespace, the untested required vectors, from the class verdicts.
@@ -92,6 +97,18 @@ fn class_lines(rep: &Report) -> Vec<String> {
         .collect()
 }
 
+/// The profile lines of the summary: granted ones, and ones the run tried.
+fn profile_lines(rep: &Report) -> Vec<String> {
+    rep.profiles
+        .iter()
+        .filter(|p| p.claim.is_some() || p.namespace.executed > 0)
+        .map(|p| match &p.claim {
+            Some(c) => format!("{c} on {}", p.baseline),
+            None => format!("{} {}: {}", p.profile, p.status.as_str(), p.reason),
+        })
+        .collect()
+}
+
 impl<'r> Summary<'r> {
     /// The summary of `rep`.
     pub fn of(rep: &'r Report) -> Summary<'r> {
@@ -130,6 +147,8 @@ impl<'r> Summary<'r> {
                 .join(", "),
             untested: untested(rep),
             classes: class_lines(rep),
+            profiles: profile_lines(rep),
+            headline: rep.headline_claim.as_deref(),
         }
     }
 

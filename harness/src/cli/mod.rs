@@ -368,6 +368,12 @@ pub fn finish(report: &Report, opts: &RunOptions) -> Result<bool, CliError> {
     if !report.claims.is_empty() {
         println!("claims: {}", report.claims.join(", "));
     }
+    if !report.profile_claims.is_empty() {
+        println!(
+            "profile claims (on C0): {}",
+            report.profile_claims.join(", ")
+        );
+    }
     if let Some(b) = &report.baseline {
         println!(
             "baseline: {} expected failure(s), {} deviation(s)",

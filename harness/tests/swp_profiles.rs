@@ -202,7 +202,7 @@ fn vectors_sized_from_an_undeclared_window_are_untested_not_the_suts_choice() {
     assert!(
         matches!(
             built,
-            Err(swp_conform::plan::materialize::MaterialiseError::Undeclared(_))
+            Err(swp_conform::plan::materialize::MaterialiseError::Undeclared { .. })
         ),
         "{built:?}"
     );

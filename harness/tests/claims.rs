@@ -356,11 +356,17 @@ fn the_100_percent_rule_counts_required_vectors_at_should_level_and_only_those()
         .unwrap()
         .starts_with("SWP C0 + SWP-AGDISC (swp-agdisc "));
 
+    assert_eq!(rep.profile_claims, ["SWP-AGDISC"]);
+    let granted = rep;
     let rep = with(vec![fail("agdisc_0004_etag_not_modified", false)]);
     assert!(
         !rep.run_failed,
         "a SHOULD-level failure alone does not fail the run"
     );
+    // `diff` says when a profile claim is lost, as it does for a class.
+    use swp_conform::report::analysis::diff;
+    let d = diff::render(&granted, &rep, &diff::changes(&granted, &rep));
+    assert!(d.contains("\nProfile claims: [SWP-AGDISC] → []\n"), "{d}");
     assert_eq!(rep.claims, ["SWP C0"]);
     let p = rep.profiles.iter().find(|p| p.profile == "agdisc").unwrap();
     assert_eq!(p.status, ClassStatus::Fail);

@@ -143,6 +143,14 @@ pub fn render(old: &Report, new: &Report, changes: &[Change]) -> String {
             new.claims.join(", ")
         );
     }
+    if old.profile_claims != new.profile_claims {
+        let _ = writeln!(
+            s,
+            "\nProfile claims: [{}] → [{}]",
+            old.profile_claims.join(", "),
+            new.profile_claims.join(", ")
+        );
+    }
     let mut last = None;
     for c in changes {
         if last != Some(c.kind) {

@@ -5,7 +5,7 @@
 //! - a deployment that misdeclares its SWP-CRED chain limit keeps C0 and SWP-RELAY and has
 //!   SWP-CRED withheld, with the vector and the level that withhold it;
 //! - a deployment with four different defects gets all four named in one message;
-//! - the 100% rule (SI-049): a catalog-required vector failing at SHOULD level withholds
+//! - the 100% rule (SI-050): a catalog-required vector failing at SHOULD level withholds
 //!   the claim; an extra vector failing at SHOULD level does not;
 //! - unknown profile names, and profiles the class already requires, are usage errors.
 
@@ -323,7 +323,7 @@ fn fail(id: &str, absolute: bool) -> VectorResult {
     r
 }
 
-/// The checklist's "100% pass" counts vectors, not requirement levels (SI-049): a
+/// The checklist's "100% pass" counts vectors, not requirement levels (SI-050): a
 /// catalog-required vector failing at SHOULD level withholds the profile (and would
 /// withhold a class); an extra vector failing at SHOULD level is a warning and withholds
 /// nothing; one failing at MUST level withholds.

@@ -1,7 +1,7 @@
 //! Every cause that withholds a claim, grouped, so a vendor sees them all in one message
 //! rather than one per round: namespaces with no vector run, required vectors untested for a
 //! missing declaration (each with what it lacks), other untested ones, failures at MUST
-//! level, failures of required vectors at SHOULD level (SI-049), and what the catalog cannot
+//! level, failures of required vectors at SHOULD level (SI-050), and what the catalog cannot
 //! test yet. The status of a class or profile claim is decided here too, from the same
 //! groups, so the status and the message cannot disagree.
 

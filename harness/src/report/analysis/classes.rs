@@ -1,5 +1,5 @@
 //! Conformance class verdicts (the spec kit's `conformance-classes.md`, read as in
-//! `docs/spec-issues.md` SI-035 and SI-049): a class passes only when every catalog-required
+//! `docs/spec-issues.md` SI-035 and SI-050): a class passes only when every catalog-required
 //! vector of its namespaces ran and passed (a reject whose code this wire cannot show counts
 //! as passed), or did not apply because of a choice the spec leaves to the SUT. A required
 //! vector left untested (the test method, a missing manifest section or trigger, a harness
@@ -92,7 +92,7 @@ pub enum WithheldKind {
     /// It failed at MUST level, or the SUT does not support it.
     Fail,
     /// A catalog-required vector failed at SHOULD level: not the "100% pass" a claim needs
-    /// (SI-049).
+    /// (SI-050).
     Should,
     /// It was not tested, or its result decides nothing.
     Untested,
@@ -358,7 +358,7 @@ impl<'a> Judge<'a> {
                 }
                 // An extra vector (not catalog-required) counts only when it fails at MUST
                 // level: the claim says the SUT breaks no rule we test; the catalog's
-                // "100% pass" is over its own required vectors (SI-049).
+                // "100% pass" is over its own required vectors (SI-050).
                 if !self.required.contains(r.vector_id.as_str()) {
                     match bearing(r) {
                         Bearing::Fail(why) => {

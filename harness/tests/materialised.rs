@@ -361,6 +361,7 @@ fn render(cat: &Catalog, sut: &Sut, work: &Path) -> String {
             Err(
                 MaterialiseError::NotApplicable(why)
                 | MaterialiseError::HarnessBound(why)
+                | MaterialiseError::NotBuildable(why)
                 | MaterialiseError::Undeclared { why, .. },
             ) => writeln!(out, "  not applicable: {why}").unwrap(),
             Err(MaterialiseError::Invalid(why)) => panic!("{}: {why}", v.header.id),

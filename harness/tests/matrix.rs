@@ -97,6 +97,11 @@ fn check_against_reports(dir: &Path) -> Value {
             c["claims"], report["claims"],
             "{label}: claims in the header"
         );
+        assert_eq!(
+            c["headline"].as_str().unwrap_or(""),
+            report["headline_claim"].as_str().unwrap_or(""),
+            "{label}: the claim line, profile claims included"
+        );
         cols.push((label, verdicts_of(&report)));
     }
     let labels: Vec<String> = m["columns"]

@@ -272,7 +272,9 @@ pub fn matrix_cli(a: &MatrixArgs) -> Result<bool, CliError> {
         m.counts.rows, m.counts.columns, m.counts.disagreements, m.counts.rows_with_breaks
     );
     for c in &m.columns {
-        let claim = if c.claims.is_empty() {
+        let claim = if !c.headline.is_empty() {
+            c.headline.clone()
+        } else if c.claims.is_empty() {
             "no claim".to_owned()
         } else {
             c.claims.join(", ")

@@ -174,6 +174,9 @@ fn columns(s: &mut String, m: &Matrix) {
                     ))
                 )
             }
+            _ if !c.headline.is_empty() => {
+                format!("<span class=\"claim\">{}</span>", esc(&c.headline))
+            }
             _ => format!("<span class=\"claim\">{}</span>", esc(&c.claims.join(", "))),
         };
         let incomplete = if c.status == ColumnStatus::Incomplete {
@@ -268,10 +271,14 @@ fn filters(s: &mut String, m: &Matrix) {
 fn header(s: &mut String, m: &Matrix, class: &str) {
     s.push_str("<tr><th>vector</th><th>class</th>");
     for c in &m.columns {
-        let claim = if c.claims.is_empty() {
-            "no claim".to_owned()
-        } else {
-            c.claims.join(", ")
+        // The highest class, and how many profiles the claim line adds beyond it (the line
+        // itself, with versions, is in the SUTs table).
+        let extra = c.headline.matches(" + ").count();
+        let claim = match (c.claims.last(), extra) {
+            (None, 0) => "no claim".to_owned(),
+            (None, n) => format!("{n} profile claim(s)"),
+            (Some(top), 0) => top.clone(),
+            (Some(top), n) => format!("{top} + {n} profile(s)"),
         };
         let _ = write!(
             s,

@@ -105,6 +105,12 @@ pub struct Column {
     pub why: String,
     /// The claims its run supports (`SWP C0`, …); empty when none.
     pub claims: Vec<String>,
+    /// The profile claims its run supports beside the classes (`SWP-RELAY`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_claims: Vec<String>,
+    /// Its claim line (the highest class and the profiles it does not cover), when any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub headline: String,
     /// Each class's status and reason.
     pub classes: Vec<ClassCell>,
     /// Count per verdict over its cells.
@@ -256,6 +262,8 @@ impl Builder {
                 status: ColumnStatus::NoReport,
                 why: s.missing.clone().unwrap_or_default(),
                 claims: Vec::new(),
+                profile_claims: Vec::new(),
+                headline: String::new(),
                 classes: Vec::new(),
                 counts: BTreeMap::new(),
                 runner_git_sha: String::new(),
@@ -282,6 +290,8 @@ impl Builder {
         col.report = Some(format!("{}/report.json", col.label));
         col.page = Some(format!("{}/report.html", col.label));
         col.claims.clone_from(&r.claims);
+        col.profile_claims.clone_from(&r.profile_claims);
+        col.headline.clone_from(&r.headline_claim);
         col.classes = r
             .classes
             .iter()

@@ -26,6 +26,12 @@ pub struct LiteReport {
     /// The claims the run supports.
     #[serde(default)]
     pub claims: Vec<String>,
+    /// The profile claims granted on top of C0 (`SWP-RELAY`, …).
+    #[serde(default)]
+    pub profile_claims: Vec<String>,
+    /// The claim line: the highest class plus every granted profile it does not cover.
+    #[serde(default)]
+    pub headline_claim: String,
     /// One verdict per class.
     #[serde(default)]
     pub classes: Vec<LiteClass>,
